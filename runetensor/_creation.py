@@ -1,0 +1,330 @@
+"""Creation: tensors from data, constants and ranges (seed section "creation").
+
+The functions take the dtype first, as the seed does: ``rt.zeros(rt.float32, [2, 3])``.
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+from typing import Any, Callable, Sequence
+
+from . import _dtypes as D
+from ._backend import get_backend
+from ._dtypes import DType
+from ._tensor import Tensor, as_tensor, wrap
+from ._validate import as_shape
+
+__all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
+           "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
+
+
+def _dtype(dtype: Any, fname: str) -> DType:
+    try:
+        return D.dtype_of(dtype)
+    except TypeError as e:
+        raise TypeError(f"{fname}: {e}") from None
+
+
+def _check_value(value: Any, d: DType, fname: str) -> None:
+    if d.kind == "O":
+        return
+    if isinstance(value, Tensor):
+        raise TypeError(f"{fname}: value must be a Python scalar, got a Tensor; use .item() or rt.full_like")
+    if not isinstance(value, (builtins.bool, builtins.int, builtins.float, builtins.complex)) \
+            and not hasattr(value, "__float__"):
+        raise TypeError(f"{fname}: value must be a number, got {type(value).__name__} {value!r}")
+    if d.kind in "iu" and isinstance(value, builtins.int) and not isinstance(value, builtins.bool):
+        lo, hi = int_range(d)
+        if not lo <= value <= hi:
+            raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
+    if d.kind in "biu" and isinstance(value, builtins.complex):
+        raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}")
+    if d.kind in "f" and isinstance(value, builtins.complex):
+        raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}; use a complex dtype")
+
+
+def int_range(d: DType) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    if d.kind == "i":
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
+def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
+    """A tensor of ``shape`` from the flat sequence ``data`` (row-major).
+
+    Args:
+        dtype: element type, e.g. ``rt.float32``.
+        shape: dimension sizes.
+        data: ``prod(shape)`` values.
+    Returns:
+        A new C-contiguous tensor.
+    Raises:
+        ValueError: if ``len(data)`` differs from the shape's size, or a value does not fit.
+
+    >>> import runetensor as rt
+    >>> print(rt.create(rt.float32, [2, 3], [1., 2., 3., 4., 5., 6.]))
+    [[1, 2, 3],
+     [4, 5, 6]]
+    """
+    d = _dtype(dtype, "create")
+    shp = as_shape(shape, "create")
+    n = 1
+    for s in shp:
+        n *= s
+    if isinstance(data, Tensor):
+        data = data._backend.to_list(data._backend.reshape(data._backend.contiguous(data._data), (data.size,)))
+    try:
+        items = list(data)
+    except TypeError:
+        raise TypeError(f"create: data must be a sequence of values, got {type(data).__name__}") from None
+    if len(items) != n:
+        raise ValueError(f"create: data has {len(items)} elements but shape {shp} needs {n}")
+    if d.kind in "iu":
+        lo, hi = int_range(d)
+        for v in items:
+            if isinstance(v, builtins.int) and not lo <= v <= hi:
+                raise ValueError(f"create: value {v} is out of range for {d} (expected {lo} <= value <= {hi})")
+    be = get_backend()
+    flat = as_tensor(items, "create", dtype=d, backend=be) if d.kind != "O" else _object_flat(items, be)
+    h = be.reshape(flat._data, shp)
+    return wrap(h, d, be)
+
+
+def _object_flat(items: list, be: Any) -> Tensor:
+    return wrap(_object_vector(items, be), D.object_, be)
+
+
+def _object_vector(items: list, be: Any) -> Any:
+    h = be.empty((len(items),), D.object_)
+    for i, v in enumerate(items):
+        be.scatter(h, (i,), v)
+    return h
+
+
+def init(dtype: Any, shape: Sequence[int], f: Callable[[list[int]], Any]) -> Tensor:
+    """A tensor whose element at index ``i`` (a list of ints) is ``f(i)``.
+
+    >>> import runetensor as rt
+    >>> print(rt.init(rt.int32, [2, 3], lambda i: i[0] + i[1]))
+    [[0, 1, 2],
+     [1, 2, 3]]
+    """
+    d = _dtype(dtype, "init")
+    shp = as_shape(shape, "init")
+    if not callable(f):
+        raise TypeError(f"init: f must be callable, got {type(f).__name__}")
+    values = [f(list(idx)) for idx in itertools.product(*(range(s) for s in shp))]
+    return create(d, shp, values)
+
+
+def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
+    """An uninitialised tensor (its values are whatever the memory held).
+
+    >>> import runetensor as rt
+    >>> rt.empty(rt.float32, [2, 3]).shape
+    (2, 3)
+    """
+    d = _dtype(dtype, "empty")
+    be = get_backend()
+    return wrap(be.empty(as_shape(shape, "empty"), d), d, be)
+
+
+def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
+    """A tensor filled with ``value``.
+
+    Raises:
+        ValueError: if an integer value does not fit the dtype.
+        TypeError: if ``value`` is not a number (or is complex for a real dtype).
+
+    >>> import runetensor as rt
+    >>> print(rt.full(rt.float32, [2, 3], 3.14))
+    [[3.14, 3.14, 3.14],
+     [3.14, 3.14, 3.14]]
+    """
+    d = _dtype(dtype, "full")
+    shp = as_shape(shape, "full")
+    _check_value(value, d, "full")
+    be = get_backend()
+    return wrap(be.full(shp, value, d), d, be)
+
+
+def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
+    """A tensor of ones.
+
+    >>> import runetensor as rt
+    >>> print(rt.ones(rt.int8, [3]))
+    [1, 1, 1]
+    """
+    d = _dtype(dtype, "ones")
+    be = get_backend()
+    return wrap(be.full(as_shape(shape, "ones"), 1, d), d, be)
+
+
+def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
+    """A tensor of zeros.
+
+    >>> import runetensor as rt
+    >>> print(rt.zeros(rt.bool, [2]))
+    [false, false]
+    """
+    d = _dtype(dtype, "zeros")
+    be = get_backend()
+    return wrap(be.full(as_shape(shape, "zeros"), 0, d), d, be)
+
+
+def scalar(dtype: Any, value: Any) -> Tensor:
+    """A 0-d tensor holding ``value``.
+
+    >>> import runetensor as rt
+    >>> print(rt.scalar(rt.float32, 2.5))
+    2.5
+    >>> rt.scalar(rt.int32, 7).shape
+    ()
+    """
+    return full(dtype, (), value)
+
+
+def empty_like(t: Tensor) -> Tensor:
+    """An uninitialised tensor with ``t``'s shape and dtype."""
+    t = as_tensor(t, "empty_like")
+    return wrap(t._backend.empty(t.shape, t._dtype), t._dtype, t._backend)
+
+
+def full_like(t: Tensor, value: Any) -> Tensor:
+    """A tensor with ``t``'s shape and dtype filled with ``value``.
+
+    >>> import runetensor as rt
+    >>> print(rt.full_like(rt.zeros(rt.int32, [2]), 7))
+    [7, 7]
+    """
+    t = as_tensor(t, "full_like")
+    _check_value(value, t._dtype, "full_like")
+    return wrap(t._backend.full(t.shape, value, t._dtype), t._dtype, t._backend)
+
+
+def ones_like(t: Tensor) -> Tensor:
+    """Ones with ``t``'s shape and dtype."""
+    t = as_tensor(t, "ones_like")
+    return wrap(t._backend.full(t.shape, 1, t._dtype), t._dtype, t._backend)
+
+
+def zeros_like(t: Tensor) -> Tensor:
+    """Zeros with ``t``'s shape and dtype."""
+    t = as_tensor(t, "zeros_like")
+    return wrap(t._backend.full(t.shape, 0, t._dtype), t._dtype, t._backend)
+
+
+def scalar_like(t: Tensor, value: Any) -> Tensor:
+    """A 0-d tensor of ``t``'s dtype holding ``value``.
+
+    >>> import runetensor as rt
+    >>> rt.scalar_like(rt.zeros(rt.int16, [3]), 4).dtype
+    rt.int16
+    """
+    t = as_tensor(t, "scalar_like")
+    _check_value(value, t._dtype, "scalar_like")
+    return wrap(t._backend.full((), value, t._dtype), t._dtype, t._backend)
+
+
+def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor from nested lists, scalars, NumPy arrays, buffers or tensors.
+
+    Args:
+        obj: the data.  A NumPy array (or anything with ``__array__`` or the
+            buffer protocol) is shared without copying when ``dtype`` matches.
+        dtype: element type; inferred when None (Python ``int`` -> int64,
+            ``float`` -> float64, ``bool`` -> bool, ``complex`` -> complex128).
+        copy: None shares memory when possible, True always copies, False
+            raises if a copy would be needed.
+    Raises:
+        ValueError: for ragged nested lists or values out of range.
+        TypeError: for data that cannot form a tensor.
+
+    >>> import runetensor as rt
+    >>> t = rt.asarray([[1, 2], [3, 4]])
+    >>> t.dtype, t.shape
+    (rt.int64, (2, 2))
+    """
+    if isinstance(obj, Tensor):
+        t = as_tensor(obj, "asarray", dtype=dtype)
+        if copy and t is obj:
+            return wrap(t._backend.copy(t._data), t._dtype, t._backend)
+        if copy is False and t is not obj:
+            raise ValueError(f"asarray: converting {obj.dtype} to {t.dtype} needs a copy, but copy=False")
+        return t
+    d = None if dtype is None else _dtype(dtype, "asarray")
+    return as_tensor(obj, "asarray", dtype=d, copy=copy)
+
+
+def from_numpy(a: Any) -> Tensor:
+    """A tensor sharing memory with the NumPy array ``a`` (no copy).
+
+    >>> import numpy as np, runetensor as rt
+    >>> a = np.arange(3.0); t = rt.from_numpy(a); a[0] = 9; print(t)
+    [9, 1, 2]
+    """
+    if not hasattr(a, "__array_interface__") and not hasattr(a, "__array__"):
+        raise TypeError(f"from_numpy: expected a NumPy array, got {type(a).__name__}")
+    return as_tensor(a, "from_numpy", copy=None)
+
+
+def to_numpy(t: Tensor) -> Any:
+    """The tensor as a NumPy array, sharing memory (bfloat16/float8/int4 use ml_dtypes types).
+
+    >>> import runetensor as rt
+    >>> type(rt.to_numpy(rt.zeros(rt.float32, [2]))).__name__
+    'ndarray'
+    """
+    t = as_tensor(t, "to_numpy")
+    return t._backend.to_host(t._data)
+
+
+def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
+    """Integers ``start, start+step, ...`` up to (excluding) ``stop``.
+
+    Raises:
+        ValueError: if ``step`` is 0.
+
+    >>> import runetensor as rt
+    >>> print(rt.arange(rt.int32, 0, 10, 2))
+    [0, 2, 4, 6, 8]
+    >>> print(rt.arange(rt.int32, 5, 0, -1))
+    [5, 4, 3, 2, 1]
+    """
+    from ._validate import as_int
+    d = _dtype(dtype, "arange")
+    a, b, s = (as_int(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step")))
+    if s == 0:
+        raise ValueError("arange: step must be non-zero, got 0")
+    be = get_backend()
+    return wrap(be.arange(a, b, s, d), d, be)
+
+
+def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
+    """Floats ``start, start+step, ...`` up to (excluding) ``stop``.
+
+    Raises:
+        ValueError: if ``step`` is 0 or any argument is not finite.
+
+    >>> import runetensor as rt
+    >>> print(rt.arange_f(rt.float32, 0., 1., 0.2))
+    [0, 0.2, 0.4, 0.6, 0.8]
+    >>> print(rt.arange_f(rt.float32, 1., 0., -0.25))
+    [1, 0.75, 0.5, 0.25]
+    """
+    import math
+    d = _dtype(dtype, "arange_f")
+    vals = []
+    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+        try:
+            f = builtins.float(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"arange_f: {n} must be a number, got {type(v).__name__} {v!r}") from None
+        if not math.isfinite(f):
+            raise ValueError(f"arange_f: {n} must be finite, got {f}")
+        vals.append(f)
+    if vals[2] == 0.0:
+        raise ValueError("arange_f: step must be non-zero, got 0.0")
+    be = get_backend()
+    return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)

@@ -1,0 +1,33 @@
+"""The family modules whose public names make up the main namespace.
+
+Each family module defines ``__all__``; :func:`load_families` imports them in
+order and copies their names into the package namespace.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+FAMILIES = (
+    "_random",                                   # rand randn randint dropout
+    "_ranges",                                   # eye identity diag linspace logspace geomspace meshgrid tril triu
+    "_views", "_combine", "_indexing",           # shape, combine, conversion and indexing functions
+    "_elementwise", "_reduction", "_sorting", "_products",   # math
+    "_linalg", "_fft", "_interop",               # linear algebra, FFT, ecosystem interop
+    "_parallel",                                 # set_num_threads and the fast paths' pool
+)
+
+
+def load_families(namespace: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for fam in FAMILIES:
+        try:
+            mod = importlib.import_module(f"runetensor.{fam}")
+        except ModuleNotFoundError as e:
+            if e.name == f"runetensor.{fam}":
+                continue  # family not written yet
+            raise
+        for n in mod.__all__:
+            namespace[n] = getattr(mod, n)
+        names += list(mod.__all__)
+    return names

@@ -1,0 +1,127 @@
+"""Printing in the seed's format (conventions section 5).
+
+``str(t)`` is what the OCaml toplevel shows after ``=``: rows are bracketed,
+elements separated by ``", "``, each row after the first on a new line
+indented one space per nesting level; floats print as C's ``%g`` (6
+significant digits), booleans as ``true``/``false``, complex as ``1+2i``.
+Tensors with more than ``threshold`` elements are summarised: along each axis
+longer than ``2 * edgeitems`` only the first and last ``edgeitems`` entries
+are shown, around ``...``.  Only the shown elements are read.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["tensor_str", "tensor_repr", "format_scalar", "set_printoptions", "get_printoptions"]
+
+_OPTIONS = {"threshold": 1000, "edgeitems": 3, "precision": 6}
+
+
+def set_printoptions(threshold: int | None = None, edgeitems: int | None = None,
+                     precision: int | None = None) -> None:
+    """Change how tensors print.
+
+    Args:
+        threshold: tensors with more elements than this are summarised (default 1000).
+        edgeitems: entries shown at each end of a summarised axis (default 3).
+        precision: significant digits of floats (default 6, as ``%g``).
+    Raises:
+        ValueError: for a negative or zero setting.
+
+    >>> import runetensor as rt
+    >>> rt.set_printoptions(precision=3); print(rt.scalar(rt.float64, 3.14159)); rt.set_printoptions(precision=6)
+    3.14
+    """
+    for name, v in (("threshold", threshold), ("edgeitems", edgeitems), ("precision", precision)):
+        if v is None:
+            continue
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "threshold" else 1):
+            raise ValueError(f"set_printoptions: {name} must be a positive integer, got {v!r}")
+        _OPTIONS[name] = v
+
+
+def get_printoptions() -> dict[str, int]:
+    """The current print options as a dict."""
+    return dict(_OPTIONS)
+
+
+def _fmt_float(v: float, prec: int) -> str:
+    if v != v:
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return "%.*g" % (prec, v)
+
+
+def format_scalar(v: Any, kind: str, prec: int | None = None) -> str:
+    """One element as the seed prints it (``kind`` is the dtype kind)."""
+    p = _OPTIONS["precision"] if prec is None else prec
+    if kind == "b":
+        return "true" if v else "false"
+    if kind in "iu":
+        return str(int(v))
+    if kind == "f":
+        return _fmt_float(float(v), p)
+    if kind == "c":
+        c = complex(v)
+        im = _fmt_float(c.imag, p)
+        sign = "" if im.startswith("-") else "+"
+        return f"{_fmt_float(c.real, p)}{sign}{im}i"
+    return str(v)
+
+
+def _nested(lst: Any, depth: int, kind: str, prec: int) -> str:
+    if not isinstance(lst, list):
+        return lst if isinstance(lst, str) else format_scalar(lst, kind, prec)
+    if not lst:
+        return "[]"
+    if not any(isinstance(x, list) for x in lst):
+        return "[" + ", ".join(x if isinstance(x, str) else format_scalar(x, kind, prec) for x in lst) + "]"
+    sep = ",\n" + " " * (depth + 1)
+    return "[" + sep.join(_nested(x, depth + 1, kind, prec) for x in lst) + "]"
+
+
+def _summarised(t: Any, edge: int) -> Any:
+    """Nested lists of the shown elements, with the string "..." where entries are elided."""
+    be, h = t._backend, t._data
+
+    def rec(h: Any) -> Any:
+        n = h.shape[0]
+        if h.ndim == 1:
+            if n > 2 * edge:
+                return (be.to_list(be.view_index(h, (slice(0, edge, 1),))) + ["..."] +
+                        be.to_list(be.view_index(h, (slice(n - edge, n, 1),))))
+            return be.to_list(h)
+        if n > 2 * edge:
+            idx = list(range(edge)) + [None] + list(range(n - edge, n))
+        else:
+            idx = list(range(n))
+        out = []
+        for i in idx:
+            if i is None:
+                out.append("...")
+            else:
+                out.append(rec(be.view_index(h, (i,) + tuple(slice(0, s, 1) for s in h.shape[1:]))))
+        return out
+
+    return rec(h)
+
+
+def tensor_str(t: Any) -> str:
+    """``str(t)``: the seed's format."""
+    kind = t._dtype.kind
+    prec = _OPTIONS["precision"]
+    h = t._data
+    if h.ndim == 0:
+        return format_scalar(t._backend.to_list(h), kind, prec)
+    if h.size > _OPTIONS["threshold"] and any(s > 2 * _OPTIONS["edgeitems"] for s in h.shape):
+        return _nested(_summarised(t, _OPTIONS["edgeitems"]), 0, kind, prec)
+    return _nested(t._backend.to_list(h), 0, kind, prec)
+
+
+def tensor_repr(t: Any) -> str:
+    """``repr(t)``: ``tensor(<str>, dtype=<name>)`` with continuation lines aligned."""
+    body = tensor_str(t).replace("\n", "\n" + " " * len("tensor("))
+    extra = f", shape={t._data.shape}" if t._data.size == 0 and t._data.ndim > 1 else ""
+    return f"tensor({body}, dtype={t._dtype.name}{extra})"

@@ -1,0 +1,438 @@
+"""The :class:`Tensor` type and the elementwise dispatch every family shares.
+
+A ``Tensor`` is a strided view over a flat buffer owned by a backend.  It holds
+three things: the backend's handle (``_data``: for the NumPy backend, an
+``ndarray`` view that already carries shape, strides and offset), the
+runetensor :class:`DType` and the backend.  Creating one is a few attribute
+stores; the hot operators go straight to one backend primitive.
+
+Family modules (``_views``, ``_indexing``, ``_elementwise``...) attach their
+functions as methods with :func:`attach`, so every function is also a method
+where that reads naturally (``t.reshape(...)``, ``t.sum(axes=[0])``).
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+from . import _dtypes as D
+from ._backend import get_backend
+from ._dtypes import DType, weak_result
+from ._validate import broadcast_shapes
+
+__all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "attach", "is_tensor"]
+
+_bool = D.bool
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+class Tensor:
+    """An n-dimensional strided tensor.
+
+    Build tensors with the creation functions (``rt.create``, ``rt.zeros``,
+    ``rt.asarray``...).  ``Tensor(obj, dtype=None)`` is ``rt.asarray(obj, dtype)``.
+
+    Attributes:
+        shape: tuple of dimension sizes.
+        dtype: the element :class:`DType`.
+        ndim, size, itemsize, nbytes: rank, element count, bytes per element, total bytes.
+        strides: byte strides per dimension (as the seed's ``strides``).
+
+    >>> import runetensor as rt
+    >>> t = rt.create(rt.float32, [2, 3], [1, 2, 3, 4, 5, 6])
+    >>> t.shape, t.dtype, t.strides
+    ((2, 3), rt.float32, (12, 4))
+    >>> print(t + 1)
+    [[2, 3, 4],
+     [5, 6, 7]]
+    """
+
+    __slots__ = ("_data", "_dtype", "_backend", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    def __new__(cls, obj: Any = None, dtype: Any = None):
+        t = object.__new__(cls)
+        if obj is None and dtype is None:
+            raise TypeError("Tensor: expected data, as in Tensor([1, 2, 3]) or rt.asarray(...)")
+        src = as_tensor(obj, "Tensor", dtype=dtype)
+        t._data, t._dtype, t._backend = src._data, src._dtype, src._backend
+        return t
+
+    # -- properties ------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self._dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Byte strides (the seed's ``strides``)."""
+        isz = self._dtype.itemsize
+        return tuple(s * isz for s in self._backend.strides(self._data))
+
+    @property
+    def offset(self) -> int:
+        """Element offset of the first element in the underlying buffer."""
+        return self._backend.offset(self._data)
+
+    @property
+    def backend(self):
+        """The backend that owns this tensor's buffer."""
+        return self._backend
+
+    # -- Python protocol ------------------------------------------------------
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len: a 0-d tensor has no length")
+        return self._data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(f"bool: the truth value of a tensor with {self._data.size} elements is ambiguous; "
+                             "use rt.any(t) or rt.all(t)")
+        return builtins.bool(self._scalar())
+
+    def _scalar(self) -> Any:
+        v = self._backend.to_list(self._data)
+        while isinstance(v, list):
+            v = v[0]
+        return v
+
+    def __float__(self) -> float:
+        if self._data.size != 1:
+            raise TypeError(f"float: only a one-element tensor converts to a Python scalar, this has {self._data.size}")
+        return builtins.float(self._scalar())
+
+    def __int__(self) -> int:
+        if self._data.size != 1:
+            raise TypeError(f"int: only a one-element tensor converts to a Python scalar, this has {self._data.size}")
+        return builtins.int(self._scalar())
+
+    def __complex__(self) -> complex:
+        if self._data.size != 1:
+            raise TypeError(f"complex: only a one-element tensor converts to a Python scalar, this has {self._data.size}")
+        return builtins.complex(self._scalar())
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu" or self._data.ndim != 0:
+            raise TypeError(f"index: only a 0-d integer tensor can be used as an index, got "
+                            f"{self._dtype} tensor of shape {self._data.shape}")
+        return builtins.int(self._scalar())
+
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    def __str__(self) -> str:
+        from ._printing import tensor_str
+        return tensor_str(self)
+
+    def __format__(self, spec: str) -> str:
+        if spec and self._data.ndim == 0:
+            return format(self._scalar(), spec)
+        return str(self)
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    def __neg__(self) -> "Tensor":
+        return unary_op("neg", self, "neg")
+
+    def __abs__(self) -> "Tensor":
+        return unary_op("abs", self, "abs")
+
+    def __invert__(self) -> "Tensor":
+        return unary_op("logical_not" if self._dtype is _bool else "bitwise_not", self, "invert")
+
+
+def wrap(data: Any, dtype: DType, backend: Any) -> Tensor:
+    """A Tensor around a backend handle (no checks: the caller knows the dtype)."""
+    t = object.__new__(Tensor)
+    t._data = data
+    t._dtype = dtype
+    t._backend = backend
+    return t
+
+
+def is_tensor(x: Any) -> bool:
+    return type(x) is Tensor or isinstance(x, Tensor)
+
+
+def as_tensor(x: Any, fname: str, dtype: Any = None, backend: Any = None, copy: bool | None = None) -> Tensor:
+    """``x`` itself if it is a Tensor (cast to ``dtype`` if given), else a new tensor from it.
+
+    Raises:
+        TypeError / ValueError: naming ``fname``, if ``x`` cannot become a tensor.
+    """
+    if isinstance(x, Tensor):
+        if dtype is not None:
+            d = D.dtype_of(dtype)
+            if d is not x._dtype:
+                return wrap(x._backend.cast(x._data, d), d, x._backend)
+        return x
+    be = backend or get_backend()
+    d = None if dtype is None else D.dtype_of(dtype)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Tensor) for e in x):
+        x = [e._backend.to_host(e._data) if isinstance(e, Tensor) else e for e in x]
+    try:
+        h, got = be.asarray(x, d, copy)
+    except TypeError as e:
+        raise TypeError(f"{fname}: cannot make a tensor from {type(x).__name__}: {e}") from None
+    except ValueError as e:
+        msg = str(e)
+        if msg.startswith("asarray:"):
+            msg = msg[len("asarray:"):].strip()
+        raise ValueError(f"{fname}: cannot make a tensor from {type(x).__name__}: {msg}") from None
+    return wrap(h, got, be)
+
+
+def attach(*names: str) -> Callable[[Callable], Callable]:
+    """Decorator: also make the function a ``Tensor`` method under ``names`` (default: its own name)."""
+    def deco(fn: Callable) -> Callable:
+        for n in names or (fn.__name__,):
+            setattr(Tensor, n, fn)
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------------------
+# Elementwise dispatch: dtype rules per operation category
+# ---------------------------------------------------------------------------
+#: how each binary op treats dtypes:
+#:  "num"   numeric, bool allowed (NumPy: add/mul on bool are or/and)
+#:  "int"   numeric, bool operands computed as the default int
+#:  "true"  true division: integer/bool operands computed in the default float
+#:  "real"  real-valued float functions: integer/bool -> default float, complex -> TypeError
+#:  "cmp"   comparisons -> bool (ordering of complex is a TypeError)
+#:  "eq"    equality -> bool
+#:  "logic" logical ops -> bool, any dtype
+#:  "bits"  bitwise ops: integers and bool only
+#:  "shift" shifts: integers only
+BINARY_RULES: dict[str, str] = {
+    "add": "num", "mul": "num", "sub": "num", "maximum": "ord", "minimum": "ord",
+    "fmax": "ord", "fmin": "ord",
+    "div": "int", "floordiv": "intord", "mod": "intord", "pymod": "intord", "pow": "int",
+    "truediv": "true", "atan2": "real", "hypot": "real", "copysign": "real",
+    "nextafter": "real", "logaddexp": "real",
+    "lt": "cmp", "le": "cmp", "gt": "cmp", "ge": "cmp", "eq": "eq", "ne": "eq",
+    "logical_and": "logic", "logical_or": "logic", "logical_xor": "logic",
+    "bitwise_and": "bits", "bitwise_or": "bits", "bitwise_xor": "bits",
+    "lshift": "shift", "rshift": "shift",
+}
+_BOOL_RESULT = frozenset({"cmp", "eq", "logic"})
+
+#: unary ops: "float" functions promote integer/bool input to the default float
+UNARY_RULES: dict[str, str] = {
+    **{k: "float" for k in ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+                            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                            "asinh", "acosh", "atanh")},
+    "neg": "num", "abs": "num", "sign": "num", "square": "num", "recip": "num",
+    "trunc": "realnum", "ceil": "realnum", "floor": "realnum", "round": "realnum", "rint": "realnum",
+    "isnan": "pred", "isinf": "pred", "isfinite": "pred", "signbit": "predreal",
+    "bitwise_not": "bits", "logical_not": "pred", "conj": "num", "real": "part", "imag": "part",
+}
+
+
+def _to_operand(x: Any, fname: str, backend: Any) -> Any:
+    if isinstance(x, Tensor) or type(x) in _PY_SCALARS:
+        return x
+    return as_tensor(x, fname, backend=backend)
+
+
+def _cast(t: Tensor, d: DType) -> Tensor:
+    if t._dtype is d:
+        return t
+    return wrap(t._backend.cast(t._data, d), d, t._backend)
+
+
+def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> Tensor:
+    """Apply binary primitive ``op`` with promotion and broadcasting; either side may be a scalar.
+
+    ``op`` is a contract op name, or ``"truediv"`` (true division).  ``rule``
+    overrides the op's dtype rule (see ``BINARY_RULES``).
+    """
+    be = x._backend if isinstance(x, Tensor) else y._backend if isinstance(y, Tensor) else get_backend()
+    x = _to_operand(x, fname, be)
+    y = _to_operand(y, fname, be)
+    xt = isinstance(x, Tensor)
+    yt = isinstance(y, Tensor)
+    if not xt and not yt:
+        x = as_tensor(x, fname, backend=be)
+        xt = True
+    if xt and yt:
+        if x._backend is not y._backend:
+            raise ValueError(f"{fname}: operands live on different backends ({x._backend.name} and {y._backend.name})")
+        d = x._dtype if x._dtype is y._dtype else D.promote_types(x._dtype, y._dtype)
+    elif xt:
+        d = weak_result(x._dtype, y)
+    else:
+        d = weak_result(y._dtype, x)
+    rule = rule or BINARY_RULES[op]
+    k = d.kind
+    if k == "O":
+        pass
+    elif rule == "int" or rule == "intord":
+        if k == "b":
+            d = D.default_int
+        elif k == "c" and rule == "intord":
+            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
+    elif rule == "true":
+        if k in "biu":
+            d = D.default_float
+        op = "div"
+    elif rule == "real":
+        if k in "biu":
+            d = D.default_float
+        elif k == "c":
+            raise TypeError(f"{fname}: expected real tensors, got {d}")
+    elif rule == "cmp" or rule == "ord":
+        if k == "c":
+            raise TypeError(f"{fname}: complex numbers have no order ({d})")
+    elif rule == "bits":
+        if k not in "biu":
+            raise TypeError(f"{fname}: expected integer or bool tensors, got {d}")
+    elif rule == "shift":
+        if k not in "iu":
+            raise TypeError(f"{fname}: expected integer tensors, got {d}")
+    if xt:
+        x = _cast(x, d)
+        xd = x._data
+    else:
+        xd = x if type(x) is not builtins.complex or d.kind == "c" else x
+    if yt:
+        y = _cast(y, d)
+        yd = y._data
+    else:
+        yd = y
+    if xt and yt and xd.shape != yd.shape:
+        broadcast_shapes(xd.shape, yd.shape, fname=fname)
+    try:
+        r = be.binary(op, xd, yd)
+    except OverflowError:
+        s = yd if not yt else xd
+        raise ValueError(f"{fname}: scalar {s!r} is out of range for {d}") from None
+    except TypeError as e:
+        raise TypeError(f"{fname}: not supported for {d} tensors ({e})") from None
+    return wrap(r, _bool if rule in _BOOL_RESULT else d, be)
+
+
+def unary_op(op: str, x: Any, fname: str) -> Tensor:
+    """Apply unary primitive ``op`` with its dtype rule (see ``UNARY_RULES``)."""
+    x = as_tensor(x, fname)
+    d = x._dtype
+    rule = UNARY_RULES.get(op, "num")
+    k = d.kind
+    out_d = d
+    if k == "O":
+        pass
+    elif rule == "float":
+        if k in "biu":
+            d = out_d = D.default_float
+    elif rule == "num":
+        if k == "b" and op in ("neg", "recip"):
+            raise TypeError(f"{fname}: not defined for bool tensors; use rt.logical_not")
+        if op == "abs" and k == "c":
+            out_d = d.real_dtype
+        if op == "square" and k == "b":
+            d = out_d = D.default_int
+    elif rule == "realnum":
+        if k == "c":
+            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
+    elif rule in ("pred", "predreal"):
+        if rule == "predreal" and k == "c":
+            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
+        out_d = _bool
+    elif rule == "bits":
+        if k not in "biu":
+            raise TypeError(f"{fname}: expected integer or bool tensors, got {d}")
+    elif rule == "part":
+        out_d = d.real_dtype
+    if op in ("isnan", "isinf") and k in "biu":
+        return wrap(x._backend.full(x._data.shape, False, _bool), _bool, x._backend)
+    if op == "isfinite" and k in "biu":
+        return wrap(x._backend.full(x._data.shape, True, _bool), _bool, x._backend)
+    if rule == "part" and k != "c":
+        if op == "real":
+            return wrap(x._backend.copy(x._data), d, x._backend)
+        return wrap(x._backend.full(x._data.shape, 0, d), d, x._backend)
+    x = _cast(x, d)
+    try:
+        r = x._backend.unary(op, x._data)
+    except TypeError as e:
+        raise TypeError(f"{fname}: not supported for {d} tensors ({e})") from None
+    return wrap(r, out_d, x._backend)
+
+
+# ---------------------------------------------------------------------------
+# Python operators (Array API semantics: / is true division, // floors, % takes
+# the divisor's sign).  Generated from one table.
+# ---------------------------------------------------------------------------
+def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, Any], Tensor]:
+    if reflected:
+        def method(self: Tensor, other: Any) -> Tensor:
+            return binary_op(op, other, self, fname)
+    else:
+        def method(self: Tensor, other: Any) -> Tensor:
+            if type(other) is Tensor and other._dtype is self._dtype:
+                a = self._data
+                b = other._data
+                if a.shape == b.shape and self._backend is other._backend:
+                    try:
+                        return wrap(self._backend.binary(op, a, b), self._dtype, self._backend)
+                    except TypeError:
+                        pass  # report through the general path
+            return binary_op(op, self, other, fname)
+    method.__name__ = fname
+    return method
+
+
+def _inplace_dunder(op: str, fname: str) -> Callable[[Tensor, Any], Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        r = binary_op(op, self, other, fname)
+        if r._data.shape != self._data.shape:
+            raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {self._data.shape}")
+        if r._dtype is not self._dtype:
+            if D.promote_types(self._dtype, r._dtype) is not self._dtype:
+                raise TypeError(f"{fname}: result dtype {r._dtype} cannot be stored in-place into {self._dtype}")
+            r = _cast(r, self._dtype)
+        self._backend.assign(self._data, r._data)
+        return self
+    method.__name__ = fname
+    return method
+
+
+for _dunder, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
+                     ("floordiv", "floordiv"), ("mod", "pymod"), ("pow", "pow"),
+                     ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                     ("lshift", "lshift"), ("rshift", "rshift")):
+    _fast = _op in ("add", "sub", "mul")
+    setattr(Tensor, f"__{_dunder}__", _binary_dunder(_op, f"__{_dunder}__", False) if _fast else
+            (lambda op, fn: (lambda self, other: binary_op(op, self, other, fn)))(_op, f"__{_dunder}__"))
+    setattr(Tensor, f"__r{_dunder}__", _binary_dunder(_op, f"__r{_dunder}__", True))
+    setattr(Tensor, f"__i{_dunder}__", _inplace_dunder(_op, f"__i{_dunder}__"))
+
+for _dunder, _op in (("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"), ("ne", "ne")):
+    setattr(Tensor, f"__{_dunder}__", (lambda op, fn: (lambda self, other: binary_op(op, self, other, fn)))(
+        _op, f"__{_dunder}__"))
+del _dunder, _op, _fast
