@@ -245,6 +245,13 @@ class Backend(ABC):
         ...
 
     @abstractmethod
+    def searchsorted(self, sorted_: Handle, values: Handle, side: str) -> Handle:
+        """int64 insertion points of ``values`` (any shape) into the 1-d ascending
+        ``sorted_`` (same dtype): ``side="left"`` gives the first position where each
+        value fits, ``"right"`` the last.  NaN orders after every other value."""
+        ...
+
+    @abstractmethod
     def nonzero(self, x: Handle) -> tuple[Handle, ...]:
         """int64 coordinates of non-zero elements, one handle per axis, row-major order."""
         ...

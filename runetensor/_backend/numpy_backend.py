@@ -403,6 +403,12 @@ class NumpyBackend(Backend):
     def scatter(self, x, key, values):
         x[key] = values
 
+    def searchsorted(self, sorted_, values, side):
+        cd = _COMPUTE.get(sorted_.dtype)
+        if cd is not None:
+            sorted_, values = sorted_.astype(cd), values.astype(cd)
+        return np.asarray(np.searchsorted(sorted_, values, side=side)).astype(np.int64, copy=False)
+
     def nonzero(self, x):
         src = x.astype(_COMPUTE[x.dtype]) if x.dtype in _COMPUTE else x
         return tuple(i.astype(np.int64, copy=False) for i in np.nonzero(src))
