@@ -89,6 +89,52 @@ ARG_REDUCE_OPS = ("argmax", "argmin")
 #: ``scan(op, x, axis)``: inclusive scans; cummax/cummin propagate NaN.
 SCAN_OPS = ("cumsum", "cumprod", "cummax", "cummin")
 
+#: ``linalg(op, *handles, **params)``: dense linear algebra on stacks of
+#: matrices (leading axes are batch axes, broadcast where two operands meet).
+#: The frontend guarantees: operands share one dtype among float32, float64,
+#: complex64, complex128 (``einsum`` also takes integer and bool operands);
+#: matrices have ndim >= 2 and are square where the op needs it.
+#:
+#: ======================  ===============================  =====================================
+#: op (handles)            params                           result
+#: ======================  ===============================  =====================================
+#: cholesky (a)            upper: bool                      L (a = L L^H) or U (a = U^H U)
+#: qr (a)                  mode: "reduced" | "complete"     (q, r)
+#: svd (a)                 full_matrices: bool              (u, s, vh), s real, descending
+#: svdvals (a)                                              s (real dtype)
+#: eig (a)                                                  (w, v), always complex
+#: eigvals (a)                                              w, always complex
+#: eigh (a)                uplo: "L" | "U"                  (w real ascending, v)
+#: eigvalsh (a)            uplo: "L" | "U"                  w (real dtype, ascending)
+#: det (a)                                                  d, shape a.shape[:-2]
+#: slogdet (a)                                              (sign, log|det|), log|det| real
+#: inv (a)                                                  a^-1
+#: pinv (a)                rtol: float | None, hermitian    Moore-Penrose pseudo-inverse
+#: solve (a, b)            (b is (..., M, K))               x with a x = b
+#: lstsq (a, b)            rcond: float | None              (x, residuals, rank, sv): for 2-D
+#:                                                          a, rank is an int, else an int64 handle
+#: einsum (*ops)           subscripts: str (validated)      the contraction
+#: ======================  ===============================  =====================================
+#:
+#: Numerical failure (singular matrix, not positive definite, no convergence)
+#: raises :class:`NumericalFailure`; the frontend names the operation.
+LINALG_OPS = ("cholesky", "qr", "svd", "svdvals", "eig", "eigvals", "eigh", "eigvalsh", "det",
+              "slogdet", "inv", "pinv", "solve", "lstsq", "einsum")
+#: ``fft(op, x, s, axes, norm)``: discrete Fourier transforms over ``axes``
+#: (distinct, normalised, at least one; ``hfft``/``ihfft`` exactly one) with
+#: transform lengths ``s`` (positive ints, one per axis: the input is cropped
+#: or zero-padded to them; for ``irfft``/``hfft`` they are the real output
+#: lengths).  ``norm`` is "backward", "forward" or "ortho".  Input dtypes:
+#: complex64/complex128 for fft, ifft, irfft, hfft; float32/float64 for rfft,
+#: ihfft.  Results keep the precision (complex64 <-> float32).
+FFT_OPS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+
+
+class NumericalFailure(ArithmeticError):
+    """Raised by ``Backend.linalg`` when the input is numerically unusable
+    (singular, not positive definite, no convergence); the frontend turns it
+    into :class:`runetensor.LinAlgError` naming the operation."""
+
 
 class Backend(ABC):
     """Base class of backends: every method below is a primitive of the contract."""
@@ -287,6 +333,63 @@ class Backend(ABC):
     @abstractmethod
     def to_list(self, x: Handle) -> Any:
         """Nested Python lists of Python scalars (``float``, ``int``, ``bool``, ``complex``)."""
+        ...
+
+    # -- linear algebra and FFT -----------------------------------------------------------
+    @abstractmethod
+    def linalg(self, op: str, *args: Handle, **params: Any) -> Any:
+        """Dense linear algebra: see ``LINALG_OPS`` for the ops, params and results.
+
+        Raises:
+            NumericalFailure: singular / not positive definite / no convergence.
+        """
+        ...
+
+    @abstractmethod
+    def fft(self, op: str, x: Handle, s: tuple[int, ...], axes: tuple[int, ...], norm: str) -> Handle:
+        """A discrete Fourier transform: see ``FFT_OPS``."""
+        ...
+
+    # -- raw bytes and foreign buffers (I/O, pickling, DLPack) ---------------------------------
+    @abstractmethod
+    def to_bytes(self, x: Handle) -> bytes:
+        """The elements of ``x`` in C order, native byte order, ``itemsize`` bytes each
+        (int4/uint4 one byte per element, value in the low nibble; bool 0/1)."""
+        ...
+
+    @abstractmethod
+    def from_buffer(self, buf: Any, dtype: DType, shape: Shape, offset: int) -> Handle:
+        """A C-contiguous handle viewing ``buf`` (bytes, bytearray, mmap, any buffer)
+        from byte ``offset``, without copying; read-only if ``buf`` is.
+
+        The frontend guarantees that ``buf`` holds ``offset + prod(shape) * itemsize``
+        bytes; the bytes are taken as they are (native byte order).
+        """
+        ...
+
+    @abstractmethod
+    def dlpack(self, x: Handle, stream: Any, max_version: Any, dl_device: Any, copy: bool | None) -> Any:
+        """A DLPack capsule for ``x`` (the producer side of ``__dlpack__``).
+
+        Raises:
+            BufferError: if the dtype or device cannot be exported, or ``copy=False``
+                cannot be honoured.
+        """
+        ...
+
+    @abstractmethod
+    def dlpack_device(self, x: Handle) -> tuple[int, int]:
+        """``(device_type, device_id)`` as DLPack's ``__dlpack_device__`` (CPU is ``(1, 0)``)."""
+        ...
+
+    @abstractmethod
+    def from_dlpack(self, obj: Any, copy: bool | None) -> tuple[Handle, DType]:
+        """A handle from an object with ``__dlpack__`` (shared memory unless ``copy``).
+
+        Raises:
+            BufferError: if the data cannot be imported (device, dtype).
+            ValueError: if ``copy=False`` and a copy would be needed.
+        """
         ...
 
 

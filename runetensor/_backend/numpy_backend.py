@@ -17,7 +17,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .contract import Backend
+from .contract import Backend, NumericalFailure
 
 # NumPy reports FP exceptions (x/0, overflow, invalid casts) as warnings from
 # the frame that called the ufunc: this module.  The contract promises silent
@@ -443,5 +443,226 @@ class NumpyBackend(Backend):
             x = x.astype(cd)
         return x.tolist()
 
+    # -- linear algebra and FFT ---------------------------------------------------------------------
+    def linalg(self, op, *args, **params):
+        try:
+            with np.errstate(all="ignore"):
+                return _LINALG[op](*args, **params)
+        except np.linalg.LinAlgError as e:
+            raise NumericalFailure(str(e)) from None
+
+    def fft(self, op, x, s, axes, norm):
+        with np.errstate(all="ignore"):
+            if op == "hfft" or op == "ihfft":
+                r = getattr(np.fft, op)(x, n=s[0], axis=axes[0], norm=norm)
+            else:
+                r = _FFTN[op](x, s=s, axes=axes, norm=norm)
+        want = _FFT_RESULT[op](x.dtype)
+        return r if r.dtype == want else r.astype(want)
+
+    # -- raw bytes and foreign buffers ------------------------------------------------------------------
+    def to_bytes(self, x):
+        return np.ascontiguousarray(x).tobytes()
+
+    def from_buffer(self, buf, dtype, shape, offset):
+        nd = NP_DTYPE[dtype]
+        n = 1
+        for d in shape:
+            n *= d
+        return np.frombuffer(buf, dtype=nd, count=n, offset=offset).reshape(shape)
+
+    def dlpack(self, x, stream, max_version, dl_device, copy):
+        kw = {"stream": stream}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        bits = _DLPACK_EXTENDED.get(x.dtype)
+        if bits is None:
+            return x.__dlpack__(**kw)
+        return _dlpack_export_extended(x, bits, kw)
+
+    def dlpack_device(self, x):
+        return (1, 0)
+
+    def from_dlpack(self, obj, copy):
+        a = _dlpack_import(obj, copy)
+        if a.dtype not in RT_DTYPE:
+            raise BufferError(f"from_dlpack: numpy dtype {a.dtype} has no runetensor equivalent")
+        return a, RT_DTYPE[a.dtype]
+
 
 numpy_backend = NumpyBackend()
+
+
+# ---------------------------------------------------------------------------
+# linalg / fft helpers (the ``linalg`` and ``fft`` primitives)
+# ---------------------------------------------------------------------------
+def _complex_of(dt):
+    return np.dtype(np.complex64) if dt in (np.dtype(np.float32), np.dtype(np.complex64)) \
+        else np.dtype(np.complex128)
+
+
+def _real_of(dt):
+    return np.dtype(np.float32) if dt in (np.dtype(np.float32), np.dtype(np.complex64)) \
+        else np.dtype(np.float64)
+
+
+def _la_eig(a):
+    w, v = np.linalg.eig(a)
+    cd = _complex_of(a.dtype)
+    return w.astype(cd, copy=False), v.astype(cd, copy=False)
+
+
+def _la_eigvals(a):
+    return np.linalg.eigvals(a).astype(_complex_of(a.dtype), copy=False)
+
+
+def _la_pinv(a, rtol=None, hermitian=False):
+    if rtol is None:
+        return np.linalg.pinv(a, hermitian=hermitian)
+    return np.linalg.pinv(a, hermitian=hermitian, rtol=rtol)
+
+
+def _la_lstsq(a, b, rcond=None):
+    if a.ndim == 2 and b.ndim == 2:
+        x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
+        return x, res.astype(_real_of(a.dtype), copy=False), int(rank), sv
+    # batched: through the SVD, with NumPy's conventions per matrix
+    m, n = a.shape[-2], a.shape[-1]
+    eps = np.finfo(_real_of(a.dtype)).eps
+    rc = eps * max(m, n) if rcond is None else rcond
+    u, sv, vh = np.linalg.svd(a, full_matrices=False)
+    smax = sv[..., :1] if sv.shape[-1] else np.zeros(sv.shape[:-1] + (1,), sv.dtype)
+    keep = sv > rc * smax
+    inv_s = np.where(keep, 1 / np.where(keep, sv, 1), 0).astype(sv.dtype)
+    uhb = np.matmul(np.conj(np.swapaxes(u, -1, -2)), b)
+    x = np.matmul(np.conj(np.swapaxes(vh, -1, -2)), inv_s[..., :, None] * uhb)
+    rank = keep.sum(axis=-1).astype(np.int64)
+    if m > n and np.all(rank == n):
+        r = np.matmul(a, x) - b
+        res = (np.abs(r) ** 2).sum(axis=-2).astype(_real_of(a.dtype))
+    else:
+        res = np.empty((0,), _real_of(a.dtype))
+    return x.astype(a.dtype, copy=False), res, rank, sv
+
+
+def _la_einsum(*ops, subscripts):
+    cd = _ACCUM.get(ops[0].dtype) if ops else None
+    if cd is None:
+        return np.asarray(np.einsum(subscripts, *ops, optimize=len(ops) > 2))
+    r = np.einsum(subscripts, *(o.astype(cd) for o in ops), optimize=len(ops) > 2)
+    return np.asarray(r).astype(ops[0].dtype)
+
+
+_LINALG = {
+    "cholesky": lambda a, upper=False: np.linalg.cholesky(a, upper=upper),
+    "qr": lambda a, mode="reduced": tuple(np.linalg.qr(a, mode=mode)),
+    "svd": lambda a, full_matrices=False: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
+    "svdvals": lambda a: np.linalg.svd(a, compute_uv=False),
+    "eig": _la_eig, "eigvals": _la_eigvals,
+    "eigh": lambda a, uplo="L": tuple(np.linalg.eigh(a, UPLO=uplo)),
+    "eigvalsh": lambda a, uplo="L": np.linalg.eigvalsh(a, UPLO=uplo),
+    "det": lambda a: np.asarray(np.linalg.det(a)),
+    "slogdet": lambda a: tuple(np.asarray(v) for v in np.linalg.slogdet(a)),
+    "inv": np.linalg.inv, "pinv": _la_pinv, "solve": np.linalg.solve,
+    "lstsq": _la_lstsq, "einsum": _la_einsum,
+}
+_FFTN = {"fft": np.fft.fftn, "ifft": np.fft.ifftn, "rfft": np.fft.rfftn, "irfft": np.fft.irfftn}
+_FFT_RESULT = {"fft": _complex_of, "ifft": _complex_of, "rfft": _complex_of, "ihfft": _complex_of,
+               "irfft": _real_of, "hfft": _real_of}
+
+
+# ---------------------------------------------------------------------------
+# DLPack.  NumPy exports and imports the standard integer/float/complex/bool
+# types itself; bfloat16 and float8 (which NumPy's DLPack support refuses) go
+# through a same-size unsigned-integer capsule whose DLDataType we rewrite
+# (DLPack type codes: kDLBfloat = 4, kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12).
+# int4/uint4 are not exported: DLPack's 4-bit types are packed two per byte.
+# ---------------------------------------------------------------------------
+_DLPACK_EXTENDED = {NP_DTYPE[D.bfloat16]: (4, 16), NP_DTYPE[D.float8_e4m3]: (10, 8),
+                    NP_DTYPE[D.float8_e5m2]: (12, 8)}
+_DLPACK_FROM_CODE = {v: k for k, v in _DLPACK_EXTENDED.items()}
+
+
+def _capsule_tensor_ptr(capsule):
+    """(address of the DLTensor inside the capsule's managed tensor, versioned?)."""
+    import ctypes
+    getname = ctypes.pythonapi.PyCapsule_GetName
+    getname.restype = ctypes.c_char_p
+    getname.argtypes = [ctypes.py_object]
+    name = getname(capsule)
+    getptr = ctypes.pythonapi.PyCapsule_GetPointer
+    getptr.restype = ctypes.c_void_p
+    getptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    p = getptr(capsule, name)
+    if name == b"dltensor_versioned":
+        # DLManagedTensorVersioned: {u32 major, u32 minor}, manager_ctx*, deleter*, u64 flags, DLTensor
+        return p + 8 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8, name
+    if name == b"dltensor":
+        return p, name  # DLManagedTensor: DLTensor first
+    raise BufferError(f"from_dlpack: unexpected capsule name {name!r}")
+
+
+def _dtype_field(tensor_ptr):
+    """Address of DLTensor.dtype: after void* data, DLDevice (2 x i32), i32 ndim."""
+    import ctypes
+    return tensor_ptr + ctypes.sizeof(ctypes.c_void_p) + 8 + 4
+
+
+def _dlpack_export_extended(x, code_bits, kw):
+    import ctypes
+    code, bits = code_bits
+    carrier = x.view(np.uint16 if bits == 16 else np.uint8)
+    cap = carrier.__dlpack__(**kw)
+    tp, _ = _capsule_tensor_ptr(cap)
+    f = _dtype_field(tp)
+    ctypes.c_uint8.from_address(f).value = code
+    return cap
+
+
+class _CapsuleHolder:
+    """Presents an already obtained capsule to ``np.from_dlpack``."""
+
+    def __init__(self, cap, device):
+        self._cap, self._device = cap, device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._cap
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def _dlpack_import(obj, copy):
+    import ctypes
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(obj).__name__} has no __dlpack__ method")
+    dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if tuple(dev)[0] not in (1, 3):  # CPU, CUDA-host
+        raise BufferError(f"from_dlpack: data lives on DLPack device {tuple(dev)}; only CPU memory can be imported")
+    cap = None
+    for kw in ({"max_version": (1, 0), "copy": copy} if copy is not None else {"max_version": (1, 0)},
+               {}):
+        try:
+            cap = obj.__dlpack__(**kw)
+            break
+        except TypeError:
+            continue
+    if cap is None:
+        raise BufferError(f"from_dlpack: {type(obj).__name__}.__dlpack__ did not produce a capsule")
+    tp, _ = _capsule_tensor_ptr(cap)
+    f = _dtype_field(tp)
+    code = ctypes.c_uint8.from_address(f).value
+    bits = ctypes.c_uint8.from_address(f + 1).value
+    target = _DLPACK_FROM_CODE.get((code, bits))
+    if target is not None:
+        ctypes.c_uint8.from_address(f).value = 1  # kDLUInt of the same width
+    a = np.from_dlpack(_CapsuleHolder(cap, (1, 0)))
+    if target is not None:
+        a = a.view(target)
+    if copy:
+        a = a.copy()
+    return a
