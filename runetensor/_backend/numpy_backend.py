@@ -275,7 +275,7 @@ class NumpyBackend(Backend):
         return h.transpose(axes)
 
     def view_index(self, h, key):
-        return h[key]
+        return h[tuple(key) + (Ellipsis,)]  # the Ellipsis keeps an all-int key a 0-d view, not a scalar
 
     def flip(self, h, axes):
         return np.flip(h, axes)

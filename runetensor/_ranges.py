@@ -1,0 +1,398 @@
+"""Structured creation: ``eye identity diag linspace logspace geomspace meshgrid tril triu``.
+
+Composed from backend primitives: a diagonal is an ``as_strided`` view of a
+zero matrix that one ``assign`` fills; ranges are one ``arange`` and a few
+elementwise calls computed in float64 (or complex128) and cast once.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+from . import _dtypes as D
+from ._backend import get_backend
+from ._dtypes import DType
+from ._tensor import Tensor, as_tensor, attach, wrap
+from ._validate import as_int
+
+__all__ = ["eye", "identity", "diag", "linspace", "logspace", "geomspace", "meshgrid", "tril", "triu"]
+
+_Number = (builtins.int, builtins.float, builtins.complex)
+
+
+def _dtype(dtype: Any, fname: str) -> DType:
+    try:
+        return D.dtype_of(dtype)
+    except TypeError as e:
+        raise TypeError(f"{fname}: {e}") from None
+
+
+def _size(v: Any, fname: str, what: str) -> int:
+    n = as_int(v, fname, what)
+    if n < 0:
+        raise ValueError(f"{fname}: {what} must be >= 0, got {n}")
+    return n
+
+
+def _number(v: Any, fname: str, what: str, allow_complex: bool = True) -> builtins.float | builtins.complex:
+    if isinstance(v, Tensor) and v.size == 1:
+        v = v._scalar()
+    if isinstance(v, builtins.complex):
+        if not allow_complex:
+            raise TypeError(f"{fname}: {what} must be real, got {v!r}")
+        return v
+    if isinstance(v, builtins.bool) or not hasattr(v, "__float__"):
+        raise TypeError(f"{fname}: {what} must be a number, got {type(v).__name__} {v!r}")
+    return builtins.float(v)
+
+
+def _diag_view(be: Any, h: Any, rows: int, cols: int, k: int) -> Any | None:
+    """The k-th diagonal of a C-contiguous (rows, cols) handle as a 1-d view (None if empty)."""
+    if k >= 0:
+        n, start = min(rows, cols - k), k
+    else:
+        n, start = min(rows + k, cols), -k * cols
+    if n <= 0:
+        return None
+    return be.as_strided(h, (n,), (cols + 1,), be.offset(h) + start)
+
+
+def eye(dtype: Any, n: int, m: int | None = None, k: int = 0) -> Tensor:
+    """An ``(m, n)`` matrix with ones on the ``k``-th diagonal and zeros elsewhere.
+
+    Args:
+        dtype: element type (any of the 19).
+        n: number of columns.
+        m: number of rows (default ``n``).
+        k: diagonal offset: ``> 0`` above the main diagonal, ``< 0`` below.
+    Returns:
+        A new C-contiguous tensor.
+    Raises:
+        ValueError: if ``n`` or ``m`` is negative.
+        TypeError: if ``n``, ``m`` or ``k`` is not an integer.
+
+    >>> import runetensor as rt
+    >>> print(rt.eye(rt.int32, 3, k=1))
+    [[0, 1, 0],
+     [0, 0, 1],
+     [0, 0, 0]]
+    >>> print(rt.eye(rt.int32, 3, m=2, k=-1))
+    [[0, 0, 0],
+     [1, 0, 0]]
+    """
+    d = _dtype(dtype, "eye")
+    cols = _size(n, "eye", "n")
+    rows = cols if m is None else _size(m, "eye", "m")
+    kk = as_int(k, "eye", "k")
+    be = get_backend()
+    h = be.full((rows, cols), 0, d)
+    v = _diag_view(be, h, rows, cols, kk)
+    if v is not None:
+        be.assign(v, 1)
+    return wrap(h, d, be)
+
+
+def identity(dtype: Any, n: int) -> Tensor:
+    """The ``n x n`` identity matrix (``eye(dtype, n)``).
+
+    Raises:
+        ValueError: if ``n`` is negative.
+
+    >>> import runetensor as rt
+    >>> print(rt.identity(rt.int32, 3))
+    [[1, 0, 0],
+     [0, 1, 0],
+     [0, 0, 1]]
+    """
+    return eye(dtype, n)
+
+
+@attach()
+def diag(v: Tensor, k: int = 0) -> Tensor:
+    """Extract a diagonal (2-d input) or build a diagonal matrix (1-d input).
+
+    Args:
+        v: a 1-d tensor (placed on the ``k``-th diagonal of a square matrix of
+            side ``len(v) + |k|``) or a 2-d tensor (its ``k``-th diagonal is returned).
+        k: diagonal offset (default 0; ``> 0`` above, ``< 0`` below the main diagonal).
+    Returns:
+        A new tensor of ``v``'s dtype (a copy, never a view).
+    Raises:
+        ValueError: if ``v`` is 0-d or has more than 2 dimensions.
+
+    >>> import runetensor as rt
+    >>> x = rt.create(rt.int32, [3, 3], list(range(9)))
+    >>> print(rt.diag(x)), print(rt.diag(x, k=1))
+    [0, 4, 8]
+    [1, 5]
+    (None, None)
+    >>> print(rt.diag(rt.create(rt.int32, [3], [1, 2, 3])))
+    [[1, 0, 0],
+     [0, 2, 0],
+     [0, 0, 3]]
+    """
+    v = as_tensor(v, "diag")
+    kk = as_int(k, "diag", "k")
+    be, h, d = v._backend, v._data, v._dtype
+    if h.ndim == 1:
+        n = h.shape[0] + abs(kk)
+        out = be.full((n, n), 0, d)
+        view = _diag_view(be, out, n, n, kk)
+        if view is not None:
+            be.assign(view, h)
+        return wrap(out, d, be)
+    if h.ndim == 2:
+        rows, cols = h.shape
+        if kk >= 0:
+            cnt, r0, c0 = min(rows, cols - kk), 0, kk
+        else:
+            cnt, r0, c0 = min(rows + kk, cols), -kk, 0
+        if cnt <= 0:
+            return wrap(be.empty((0,), d), d, be)
+        s0, s1 = be.strides(h)
+        view = be.as_strided(h, (cnt,), (s0 + s1,), be.offset(h) + r0 * s0 + c0 * s1)
+        return wrap(be.copy(view), d, be)
+    if h.ndim == 0:
+        raise ValueError("diag: v must be 1-d or 2-d, got a 0-d tensor (a scalar)")
+    raise ValueError(f"diag: v must be 1-d or 2-d, got a {h.ndim}-d tensor of shape {h.shape}")
+
+
+def _steps(be: Any, count: int, start: Any, stop: Any, endpoint: bool) -> tuple[Any, DType]:
+    """``start + i * (stop - start) / div`` for ``i < count`` in float64 (complex128 for complex
+    bounds), with the last value exactly ``stop`` when ``endpoint``."""
+    cd = D.complex128 if isinstance(start, complex) or isinstance(stop, complex) else D.float64
+    div = count - 1 if endpoint else count
+    idx = be.cast(be.arange(0, count, 1, D.int64), cd)
+    if count == 0:
+        return idx, cd
+    if div > 0:
+        step = (stop - start) / div
+        y = be.binary("add", be.binary("mul", idx, step), start)
+    else:
+        y = be.full((count,), start, cd)
+    if endpoint and count > 1:
+        be.assign(be.view_index(y, (count - 1,)), stop)
+    return y, cd
+
+
+def _finish(be: Any, y: Any, d: DType, floor_ints: bool) -> Any:
+    """Cast a float64/complex128 result to ``d`` (flooring first for integer ``d`` if asked)."""
+    if d.kind in "biuf" and be.dtype(y).kind == "c":
+        y = be.unary("real", y)
+    if d.kind in "iu" and floor_ints:
+        y = be.unary("floor", y)
+    return be.cast(y, d) if be.dtype(y) is not d else y
+
+
+def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
+    """``count`` evenly spaced values from ``start`` to ``stop``.
+
+    Values are ``start + i * step`` computed in float64 (complex128 for complex
+    bounds) and cast once; with ``endpoint`` the last value is exactly ``stop``.
+    Integer dtypes take the floor of each value (as NumPy).
+
+    Args:
+        dtype: element type.
+        start, stop: the ends (real or complex numbers).
+        count: number of values (>= 0).
+        endpoint: include ``stop`` (default True); if False, the step is
+            ``(stop - start) / count``.
+    Raises:
+        ValueError: if ``count`` is negative.
+        TypeError: if an argument is not a number.
+
+    >>> import runetensor as rt
+    >>> print(rt.linspace(rt.float32, 0., 10., 5, endpoint=True))
+    [0, 2.5, 5, 7.5, 10]
+    >>> print(rt.linspace(rt.float32, 0., 10., 5, endpoint=False))
+    [0, 2, 4, 6, 8]
+    """
+    d = _dtype(dtype, "linspace")
+    a = _number(start, "linspace", "start")
+    b = _number(stop, "linspace", "stop")
+    n = _size(count, "linspace", "count")
+    be = get_backend()
+    y, _ = _steps(be, n, a, b, builtins.bool(endpoint))
+    return wrap(_finish(be, y, d, True), d, be)
+
+
+def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint: bool = True,
+             base: float = 10.0) -> Tensor:
+    """``base ** x`` for ``count`` exponents ``x`` evenly spaced from ``start_exp`` to ``stop_exp``.
+
+    Computed in float64 and cast once (integer dtypes truncate, as NumPy);
+    exact powers such as ``10 ** 2`` come out exact.
+
+    Args:
+        dtype: element type.
+        start_exp, stop_exp: the first and last exponent.
+        count: number of values (>= 0).
+        endpoint: include ``base ** stop_exp`` (default True).
+        base: the base (default 10.0).
+    Raises:
+        ValueError: if ``count`` is negative.
+        TypeError: if an argument is not a real number.
+
+    >>> import runetensor as rt
+    >>> print(rt.logspace(rt.float32, 0., 2., 3))
+    [1, 10, 100]
+    >>> print(rt.logspace(rt.float32, 0., 3., 4, base=2.0))
+    [1, 2, 4, 8]
+    """
+    d = _dtype(dtype, "logspace")
+    a = _number(start_exp, "logspace", "start_exp", False)
+    b = _number(stop_exp, "logspace", "stop_exp", False)
+    bs = _number(base, "logspace", "base", False)
+    n = _size(count, "logspace", "count")
+    be = get_backend()
+    x, _ = _steps(be, n, a, b, builtins.bool(endpoint))
+    y = be.binary("pow", be.full((), bs, D.float64), x)
+    return wrap(_finish(be, y, d, False), d, be)
+
+
+def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
+    """``count`` values from ``start`` to ``stop`` with a constant ratio between neighbours.
+
+    Value ``i`` is ``start * 10 ** (i * log10(stop / start) / div)`` in float64,
+    so exact powers stay exact (``1, 10, 100, 1000``); the ends are exactly
+    ``start`` and (with ``endpoint``) ``stop``.  Integer dtypes truncate.
+
+    Args:
+        dtype: element type.
+        start, stop: the ends, both > 0.
+        count: number of values (>= 0).
+        endpoint: include ``stop`` (default True).
+    Raises:
+        ValueError: if ``start <= 0`` or ``stop <= 0`` (or either is NaN), or ``count`` is negative.
+        TypeError: if an argument is not a real number.
+
+    >>> import runetensor as rt
+    >>> print(rt.geomspace(rt.float32, 1., 1000., 4))
+    [1, 10, 100, 1000]
+    """
+    d = _dtype(dtype, "geomspace")
+    a = _number(start, "geomspace", "start", False)
+    b = _number(stop, "geomspace", "stop", False)
+    n = _size(count, "geomspace", "count")
+    if not (a > 0 and b > 0):
+        raise ValueError(f"geomspace: start and stop must be > 0, got start={a}, stop={b}")
+    be = get_backend()
+    div = n - 1 if endpoint else n
+    idx = be.cast(be.arange(0, n, 1, D.int64), D.float64)
+    if n and div > 0:
+        ratio = b / a
+        lr = math.log10(ratio) if math.isfinite(ratio) and ratio > 0 else math.log10(b) - math.log10(a)
+        e = be.binary("div", be.binary("mul", idx, lr), builtins.float(div))
+        y = be.binary("mul", be.binary("pow", be.full((), 10.0, D.float64), e), a)
+        be.assign(be.view_index(y, (0,)), a)
+        if endpoint:
+            be.assign(be.view_index(y, (n - 1,)), b)
+    else:
+        y = be.full((n,), a, D.float64)
+    return wrap(_finish(be, y, d, False), d, be)
+
+
+def meshgrid(x: Tensor, y: Tensor, indexing: str = "xy") -> tuple[Tensor, Tensor]:
+    """Coordinate grids ``(X, Y)`` from two 1-d tensors.
+
+    Args:
+        x: 1-d tensor of length ``nx``.
+        y: 1-d tensor of length ``ny``.
+        indexing: ``"xy"`` (default, Cartesian: both results have shape
+            ``(ny, nx)``, X varies along columns) or ``"ij"`` (matrix: shape
+            ``(nx, ny)``, X varies along rows).
+    Returns:
+        A tuple of two new C-contiguous tensors (of the promoted dtype if ``x``
+        and ``y`` differ).
+    Raises:
+        ValueError: if ``x`` or ``y`` is not 1-d, or ``indexing`` is neither "xy" nor "ij".
+
+    >>> import runetensor as rt
+    >>> X, Y = rt.meshgrid(rt.linspace(rt.float32, 0., 2., 3), rt.linspace(rt.float32, 0., 1., 2))
+    >>> print(X); print(Y)
+    [[0, 1, 2],
+     [0, 1, 2]]
+    [[0, 0, 0],
+     [1, 1, 1]]
+    """
+    x = as_tensor(x, "meshgrid")
+    y = as_tensor(y, "meshgrid", backend=x._backend)
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be \"xy\" or \"ij\", got {indexing!r}")
+    for name, t in (("x", x), ("y", y)):
+        if t.ndim != 1:
+            raise ValueError(f"meshgrid: {name} must be 1-d, got shape {t.shape}")
+    if x._backend is not y._backend:
+        raise ValueError(f"meshgrid: x and y live on different backends ({x._backend.name} and {y._backend.name})")
+    d = D.promote_types(x._dtype, y._dtype)
+    be = x._backend
+    xh = x._data if x._dtype is d else be.cast(x._data, d)
+    yh = y._data if y._dtype is d else be.cast(y._data, d)
+    nx, ny = xh.shape[0], yh.shape[0]
+    if indexing == "xy":
+        shape = (ny, nx)
+        X = be.expand(be.reshape(be.contiguous(xh), (1, nx)), shape)
+        Y = be.expand(be.reshape(be.contiguous(yh), (ny, 1)), shape)
+    else:
+        shape = (nx, ny)
+        X = be.expand(be.reshape(be.contiguous(xh), (nx, 1)), shape)
+        Y = be.expand(be.reshape(be.contiguous(yh), (1, ny)), shape)
+    return wrap(be.copy(X), d, be), wrap(be.copy(Y), d, be)
+
+
+def _tri(x: Any, k: int, fname: str, lower: bool) -> Tensor:
+    x = as_tensor(x, fname)
+    kk = as_int(k, fname, "k")
+    if x.ndim < 2:
+        raise ValueError(f"{fname}: x must have at least 2 dimensions, got shape {x.shape}")
+    be, h, d = x._backend, x._data, x._dtype
+    rows, cols = h.shape[-2], h.shape[-1]
+    r = be.reshape(be.arange(0, rows, 1, D.int64), (rows, 1))
+    c = be.reshape(be.arange(0, cols, 1, D.int64), (1, cols))
+    diff = be.binary("sub", c, r)  # column - row: 0 on the main diagonal
+    keep = be.binary("le", diff, kk) if lower else be.binary("ge", diff, kk)
+    return wrap(be.where(keep, h, be.full((), 0, d)), d, be)
+
+
+@attach()
+def tril(x: Tensor, k: int = 0) -> Tensor:
+    """The lower triangle of ``x``'s last two axes: elements above the ``k``-th diagonal become 0.
+
+    Args:
+        x: a tensor with at least 2 dimensions (leading axes are a batch).
+        k: ``0`` keeps the main diagonal, ``> 0`` also keeps ``k`` diagonals
+            above it, ``< 0`` also zeroes ``|k|`` diagonals below it.
+    Returns:
+        A new tensor of ``x``'s shape and dtype.
+    Raises:
+        ValueError: if ``x`` has fewer than 2 dimensions.
+
+    >>> import runetensor as rt
+    >>> print(rt.tril(rt.ones(rt.int32, [3, 3])))
+    [[1, 0, 0],
+     [1, 1, 0],
+     [1, 1, 1]]
+    """
+    return _tri(x, k, "tril", True)
+
+
+@attach()
+def triu(x: Tensor, k: int = 0) -> Tensor:
+    """The upper triangle of ``x``'s last two axes: elements below the ``k``-th diagonal become 0.
+
+    Args:
+        x: a tensor with at least 2 dimensions (leading axes are a batch).
+        k: ``0`` keeps the main diagonal, ``> 0`` also zeroes ``k`` diagonals
+            above it, ``< 0`` keeps ``|k|`` diagonals below it.
+    Returns:
+        A new tensor of ``x``'s shape and dtype.
+    Raises:
+        ValueError: if ``x`` has fewer than 2 dimensions.
+
+    >>> import runetensor as rt
+    >>> print(rt.triu(rt.ones(rt.int32, [2, 3]), k=1))
+    [[0, 1, 1],
+     [0, 0, 1]]
+    """
+    return _tri(x, k, "triu", False)
