@@ -20,7 +20,7 @@ from ._backend import get_backend
 from ._dtypes import DType, weak_result
 from ._validate import broadcast_shapes
 
-__all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "attach", "is_tensor"]
+__all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "inplace_op", "attach", "is_tensor"]
 
 _bool = D.bool
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -315,6 +315,7 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     elif rule == "shift":
         if k not in "iu":
             raise TypeError(f"{fname}: expected integer tensors, got {d}")
+        _check_shift(y, fname)
     if xt:
         x = _cast(x, d)
         xd = x._data
@@ -335,6 +336,70 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     except TypeError as e:
         raise TypeError(f"{fname}: not supported for {d} tensors ({e})") from None
     return wrap(r, _bool if rule in _BOOL_RESULT else d, be)
+
+
+def _check_shift(s: Any, fname: str) -> None:
+    """Shift counts must be non-negative (as Python's ``<<``; NumPy leaves them undefined)."""
+    if isinstance(s, Tensor):
+        if s._dtype.kind == "i" and s._data.size:
+            be = s._backend
+            neg = be.reduce("any", be.binary("lt", s._data, 0), tuple(range(s._data.ndim)), False)
+            if builtins.bool(be.to_list(neg)):
+                raise ValueError(f"{fname}: shift counts must be >= 0, got a negative count")
+    elif s < 0:
+        raise ValueError(f"{fname}: shift count must be >= 0, got {s}")
+
+
+#: rules whose result dtype is the operands' dtype, per allowed kind: in-place ops
+#: with an operand of the target's dtype go straight to the primitive, writing
+#: into the target (no temporary, no second pass).
+_INPLACE_KINDS = {"num": "biufc", "ord": "biuf", "int": "iufc", "intord": "iuf", "true": "fc", "bits": "biu"}
+
+
+def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = None) -> Tensor:
+    """``target op= value`` in place; returns ``target``.
+
+    ``value`` broadcasts to ``target``'s shape; the result must be storable in
+    ``target``'s dtype without a lossy promotion (``int32 += float`` is a TypeError).
+
+    Raises:
+        TypeError: if ``target`` is not a tensor or the result dtype does not fit it.
+        ValueError: if ``value`` does not broadcast to ``target``'s shape, or the target is read-only.
+    """
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{fname}: the target must be a Tensor, got {type(target).__name__}")
+    d = target._dtype
+    be = target._backend
+    rule = rule or BINARY_RULES[op]
+    td = target._data
+    kinds = _INPLACE_KINDS.get(rule)
+    if kinds is not None and d.kind in kinds:
+        if type(value) is Tensor and value._dtype is d and value._backend is be:
+            vd = value._data
+            ok = vd.shape == td.shape or broadcast_shapes(td.shape, vd.shape, fname=fname) == td.shape
+        else:
+            vd = value
+            ok = type(value) in _PY_SCALARS and weak_result(d, value) is d
+        if ok:
+            try:
+                be.binary("div" if op == "truediv" else op, td, vd, out=td)
+            except OverflowError:
+                raise ValueError(f"{fname}: scalar {value!r} is out of range for {d}") from None
+            except ValueError as e:
+                raise ValueError(f"{fname}: cannot write into the target: {e}") from None
+            return target
+    r = binary_op(op, target, value, fname, rule)
+    if r._data.shape != td.shape:
+        raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {td.shape}")
+    if r._dtype is not d:
+        if D.promote_types(d, r._dtype) is not d:
+            raise TypeError(f"{fname}: result dtype {r._dtype} cannot be stored in-place into {d}")
+        r = _cast(r, d)
+    try:
+        be.assign(td, r._data)
+    except ValueError as e:
+        raise ValueError(f"{fname}: cannot write into the target: {e}") from None
+    return target
 
 
 def unary_op(op: str, x: Any, fname: str) -> Tensor:
@@ -409,15 +474,7 @@ def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, An
 
 def _inplace_dunder(op: str, fname: str) -> Callable[[Tensor, Any], Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
-        r = binary_op(op, self, other, fname)
-        if r._data.shape != self._data.shape:
-            raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {self._data.shape}")
-        if r._dtype is not self._dtype:
-            if D.promote_types(self._dtype, r._dtype) is not self._dtype:
-                raise TypeError(f"{fname}: result dtype {r._dtype} cannot be stored in-place into {self._dtype}")
-            r = _cast(r, self._dtype)
-        self._backend.assign(self._data, r._data)
-        return self
+        return inplace_op(op, self, other, fname)
     method.__name__ = fname
     return method
 
