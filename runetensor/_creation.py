@@ -232,7 +232,9 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
 
     Args:
         obj: the data.  A NumPy array (or anything with ``__array__`` or the
-            buffer protocol) is shared without copying when ``dtype`` matches.
+            buffer protocol: ``bytearray``, ``memoryview``, ``array.array``) is
+            shared without copying when ``dtype`` matches; ``bytes`` (immutable)
+            are copied into a uint8 tensor.
         dtype: element type; inferred when None (Python ``int`` -> int64,
             ``float`` -> float64, ``bool`` -> bool, ``complex`` -> complex128).
         copy: None shares memory when possible, True always copies, False
@@ -254,6 +256,10 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             raise ValueError(f"asarray: converting {obj.dtype} to {t.dtype} needs a copy, but copy=False")
         return t
     d = None if dtype is None else _dtype(dtype, "asarray")
+    if isinstance(obj, bytes):
+        if copy is False:
+            raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
+        obj = bytearray(obj)  # a writable uint8 copy (bytearray and memoryview are shared)
     return as_tensor(obj, "asarray", dtype=d, copy=copy)
 
 

@@ -283,10 +283,16 @@ class NumpyBackend(Backend):
     def as_strided(self, h, shape, strides, offset):
         isz = h.itemsize
         delta = (offset - self.offset(h)) * isz
+        dt = h.dtype
+        if dt in _COMPUTE or dt.kind == "V":
+            # NumPy's as_strided cannot rebuild ml_dtypes types from their typestr: go through
+            # a same-size unsigned view and view the result back
+            h = h.view(np.dtype(f"u{isz}"))
         # a one-element anchor at buffer element `offset`, then the requested view from it
         anchor = np.lib.stride_tricks.as_strided(h, shape=(2,), strides=(delta,))[1:]
-        return np.lib.stride_tricks.as_strided(anchor, shape=tuple(shape),
-                                               strides=tuple(s * isz for s in strides))
+        r = np.lib.stride_tricks.as_strided(anchor, shape=tuple(shape),
+                                            strides=tuple(s * isz for s in strides))
+        return r if r.dtype == dt else r.view(dt)
 
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
