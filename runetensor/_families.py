@@ -14,6 +14,7 @@ FAMILIES = (
     "_views", "_combine", "_indexing",           # shape, combine, conversion and indexing functions
     "_elementwise", "_reduction", "_sorting", "_products",   # math
     "_linalg", "_fft", "_interop",               # linear algebra, FFT, ecosystem interop
+    "_bridge",                                   # to_bigarray(_ext) of_bigarray(_ext)
     "_parallel",                                 # set_num_threads and the fast paths' pool
 )
 
