@@ -1,0 +1,469 @@
+"""Combining and splitting: ``roll pad tile repeat concatenate stack vstack hstack dstack
+broadcast_arrays array_split split``.
+
+The functions that build new tensors allocate the result once and write each
+piece into a view of it (``view_index`` + ``assign``), or materialise a
+broadcast view with one ``copy``; there is no loop over elements.  Inputs of
+different dtypes are promoted together (``rt.promote_types``).
+``broadcast_arrays``, ``array_split`` and ``split`` return views.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import _dtypes as D
+from ._tensor import Tensor, as_tensor, attach, wrap
+from ._validate import as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str
+from ._views import _check_extent, ravel, value_handle
+
+__all__ = ["roll", "pad", "tile", "repeat", "concatenate", "stack", "vstack", "hstack", "dstack",
+           "broadcast_arrays", "array_split", "split"]
+
+
+def _t(t: Any, fname: str) -> Tensor:
+    return t if type(t) is Tensor else as_tensor(t, fname)
+
+
+def _full(shape: tuple[int, ...]) -> tuple:
+    return tuple(slice(0, s, 1) for s in shape)
+
+
+def _tensor_list(ts: Any, fname: str) -> list[Tensor]:
+    if isinstance(ts, Tensor):
+        raise TypeError(f"{fname}: expected a list of tensors, got a single Tensor")
+    try:
+        lst = list(ts)
+    except TypeError:
+        raise TypeError(f"{fname}: expected a list of tensors, got {type(ts).__name__}") from None
+    if not lst:
+        raise ValueError(f"{fname}: expected a non-empty list of tensors")
+    out = [_t(x, fname) for x in lst]
+    be = out[0]._backend
+    for x in out:
+        if x._backend is not be:
+            raise ValueError(f"{fname}: tensors live on different backends ({be.name} and {x._backend.name})")
+    return out
+
+
+def _common_dtype(ts: list[Tensor]) -> Any:
+    d = ts[0]._dtype
+    for x in ts[1:]:
+        if x._dtype is not d:
+            d = D.promote_types(d, x._dtype)
+    return d
+
+
+def _concat_handles(ts: list[Tensor], axis: int, fname: str) -> Tensor:
+    """Concatenate tensors of equal rank (>= 1) along a normalised ``axis``."""
+    first = ts[0]._data.shape
+    nd = len(first)
+    total = 0
+    for i, x in enumerate(ts):
+        s = x._data.shape
+        if len(s) != nd:
+            raise ValueError(f"{fname}: tensor {i} has rank {len(s)} {shape_str(s)} but tensor 0 has rank {nd} "
+                             f"{shape_str(first)}")
+        if s[:axis] != first[:axis] or s[axis + 1:] != first[axis + 1:]:
+            raise ValueError(f"{fname}: tensor {i} has shape {shape_str(s)}, incompatible with tensor 0's "
+                             f"{shape_str(first)} (all dimensions except axis {axis} must match)")
+        total += s[axis]
+    d = _common_dtype(ts)
+    be = ts[0]._backend
+    out_shape = first[:axis] + (total,) + first[axis + 1:]
+    out = be.empty(out_shape, d)
+    pre = _full(first[:axis])
+    post = _full(first[axis + 1:])
+    pos = 0
+    for x in ts:
+        n = x._data.shape[axis]
+        if n:
+            src = x._data if x._dtype is d else be.cast(x._data, d)
+            be.assign(be.view_index(out, pre + (slice(pos, pos + n, 1),) + post), src)
+        pos += n
+    return wrap(out, d, be)
+
+
+@attach()
+def concatenate(ts: Sequence[Tensor], axis: int | None = None) -> Tensor:
+    """Join tensors along an existing ``axis``; with ``axis=None`` they are flattened first.
+
+    Mixed dtypes are promoted.  The result is a new contiguous tensor.
+
+    Raises:
+        ValueError: for an empty list, different ranks, or shapes that differ off the axis
+            (and for 0-d tensors with an explicit axis).
+        IndexError: if ``axis`` is out of range.
+
+    >>> import runetensor as rt
+    >>> x1 = rt.create(rt.int32, [2, 2], [1, 2, 3, 4]); x2 = rt.create(rt.int32, [1, 2], [5, 6])
+    >>> print(rt.concatenate([x1, x2], axis=0))
+    [[1, 2],
+     [3, 4],
+     [5, 6]]
+    >>> print(rt.concatenate([x1, x2]))
+    [1, 2, 3, 4, 5, 6]
+    """
+    lst = _tensor_list(ts, "concatenate")
+    if axis is None:
+        flat = [ravel(x) for x in lst]
+        return _concat_handles(flat, 0, "concatenate")
+    nd = lst[0]._data.ndim
+    if nd == 0:
+        raise ValueError("concatenate: 0-d tensors cannot be concatenated along an axis; use rt.stack "
+                         "or axis=None")
+    ax = normalize_axis(axis, nd, "concatenate")
+    return _concat_handles(lst, ax, "concatenate")
+
+
+@attach()
+def stack(ts: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors of identical shape along a new ``axis`` (result rank = input rank + 1).
+
+    Raises:
+        ValueError: for an empty list or different shapes.
+        IndexError: if ``axis`` is outside ``[-(ndim + 1), ndim]``.
+
+    >>> import runetensor as rt
+    >>> x1 = rt.create(rt.int32, [2], [1, 2]); x2 = rt.create(rt.int32, [2], [3, 4])
+    >>> print(rt.stack([x1, x2], axis=1))
+    [[1, 3],
+     [2, 4]]
+    """
+    lst = _tensor_list(ts, "stack")
+    first = lst[0]._data.shape
+    for i, x in enumerate(lst):
+        if x._data.shape != first:
+            raise ValueError(f"stack: tensor {i} has shape {shape_str(x._data.shape)} but tensor 0 has "
+                             f"{shape_str(first)}; all shapes must be identical")
+    ax = normalize_axis(axis, len(first) + 1, "stack")
+    new_shape = first[:ax] + (1,) + first[ax:]
+    views = [wrap(x._backend.reshape(x._data, new_shape), x._dtype, x._backend) for x in lst]
+    return _concat_handles(views, ax, "stack")
+
+
+def _atleast(x: Tensor, nd: int, where: str) -> Tensor:
+    s = x._data.shape
+    if len(s) >= nd:
+        return x
+    if where == "2d":
+        shp = (1,) * (2 - len(s)) + s
+    else:  # 3d: () -> (1,1,1), (n,) -> (1,n,1), (m,n) -> (m,n,1)
+        shp = {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)]
+    return wrap(x._backend.reshape(x._data, shp), x._dtype, x._backend)
+
+
+@attach()
+def vstack(ts: Sequence[Tensor]) -> Tensor:
+    """Stack tensors vertically: 1-D tensors become rows ``(1, n)``, then concatenate along axis 0.
+
+    Raises:
+        ValueError: for an empty list or incompatible shapes.
+
+    >>> import runetensor as rt
+    >>> print(rt.vstack([rt.create(rt.int32, [3], [1, 2, 3]), rt.create(rt.int32, [3], [4, 5, 6])]))
+    [[1, 2, 3],
+     [4, 5, 6]]
+    """
+    lst = [_atleast(x, 2, "2d") for x in _tensor_list(ts, "vstack")]
+    return _concat_handles(lst, 0, "vstack")
+
+
+@attach()
+def hstack(ts: Sequence[Tensor]) -> Tensor:
+    """Stack tensors horizontally: 1-D tensors concatenate directly, others along axis 1.
+
+    Raises:
+        ValueError: for an empty list or incompatible shapes.
+
+    >>> import runetensor as rt
+    >>> x1 = rt.create(rt.int32, [2, 2], [1, 2, 3, 4]); x2 = rt.create(rt.int32, [2, 1], [5, 6])
+    >>> print(rt.hstack([x1, x2]))
+    [[1, 2, 5],
+     [3, 4, 6]]
+    """
+    lst = _tensor_list(ts, "hstack")
+    lst = [x if x._data.ndim else wrap(x._backend.reshape(x._data, (1,)), x._dtype, x._backend) for x in lst]
+    return _concat_handles(lst, 0 if lst[0]._data.ndim == 1 else 1, "hstack")
+
+
+@attach()
+def dstack(ts: Sequence[Tensor]) -> Tensor:
+    """Stack tensors along the third axis after making them at least 3-D
+    (``(n,) -> (1, n, 1)``, ``(m, n) -> (m, n, 1)``).
+
+    Raises:
+        ValueError: for an empty list or incompatible shapes.
+
+    >>> import runetensor as rt
+    >>> print(rt.dstack([rt.create(rt.int32, [2], [1, 2]), rt.create(rt.int32, [2], [3, 4])]))
+    [[[1, 3],
+      [2, 4]]]
+    """
+    lst = [_atleast(x, 3, "3d") for x in _tensor_list(ts, "dstack")]
+    return _concat_handles(lst, 2, "dstack")
+
+
+@attach()
+def broadcast_arrays(ts: Sequence[Tensor]) -> list[Tensor]:
+    """Views of all tensors broadcast to their common shape (a list).
+
+    Raises:
+        ValueError: for an empty list or incompatible shapes.
+
+    >>> import runetensor as rt
+    >>> [x.shape for x in rt.broadcast_arrays([rt.scalar(rt.float32, 5.), rt.ones(rt.float32, [2, 3, 4])])]
+    [(2, 3, 4), (2, 3, 4)]
+    """
+    lst = _tensor_list(ts, "broadcast_arrays")
+    shp = broadcast_shapes(*(x._data.shape for x in lst), fname="broadcast_arrays")
+    return [wrap(x._backend.expand(x._data, shp), x._dtype, x._backend) for x in lst]
+
+
+def _split_points(sections: Any, n: int, fname: str, equal: bool) -> list[tuple[int, int]]:
+    if isinstance(sections, (int,)) and not isinstance(sections, bool) or hasattr(sections, "__index__") \
+            and not isinstance(sections, (list, tuple)):
+        k = as_int(sections, fname, "sections")
+        if k <= 0:
+            raise ValueError(f"{fname}: the number of sections must be positive, got {k}")
+        if equal and n % k:
+            raise ValueError(f"{fname}: an axis of size {n} cannot be split into {k} equal parts; use "
+                             f"rt.array_split for unequal parts")
+        q, r = divmod(n, k)
+        out = []
+        pos = 0
+        for i in range(k):
+            m = q + (1 if i < r else 0)
+            out.append((pos, pos + m))
+            pos += m
+        return out
+    try:
+        idx = [as_int(i, fname, "split index") for i in sections]
+    except TypeError as e:
+        if "must be an integer" in str(e):
+            raise
+        raise TypeError(f"{fname}: sections must be an int or a list of indices, got "
+                        f"{type(sections).__name__}") from None
+    bounds = [0] + idx + [n]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        a2, b2, _ = slice(a, b).indices(n)
+        out.append((a2, max(a2, b2)))
+    return out
+
+
+def _split(t: Tensor, sections: Any, axis: int, fname: str, equal: bool) -> list[Tensor]:
+    shape = t._data.shape
+    ax = normalize_axis(axis, len(shape), fname)
+    pre = _full(shape[:ax])
+    post = _full(shape[ax + 1:])
+    be = t._backend
+    return [wrap(be.view_index(t._data, pre + (slice(a, b, 1),) + post), t._dtype, be)
+            for a, b in _split_points(sections, shape[ax], fname, equal)]
+
+
+@attach()
+def array_split(t: Tensor, sections: int | Sequence[int], axis: int = 0) -> list[Tensor]:
+    """Split ``t`` along ``axis`` into views: ``sections`` an int ``n`` gives ``n`` parts as even as
+    possible (the first ones one longer); a list ``[i1, i2, ...]`` splits at those indices.
+
+    Raises:
+        ValueError: if the count is not positive.
+        IndexError: if ``axis`` is out of range.
+
+    >>> import runetensor as rt
+    >>> x = rt.create(rt.int32, [5], [1, 2, 3, 4, 5])
+    >>> print([str(p) for p in rt.array_split(x, 3, axis=0)])
+    ['[1, 2]', '[3, 4]', '[5]']
+    """
+    return _split(_t(t, "array_split"), sections, axis, "array_split", False)
+
+
+@attach()
+def split(t: Tensor, sections: int | Sequence[int], axis: int = 0) -> list[Tensor]:
+    """Split ``t`` along ``axis`` into ``sections`` equal views (or at a list of indices).
+
+    Raises:
+        ValueError: if the axis size is not divisible by ``sections``.
+        IndexError: if ``axis`` is out of range.
+
+    >>> import runetensor as rt
+    >>> [p.shape for p in rt.split(rt.zeros(rt.int32, [4, 2]), 2, axis=0)]
+    [(2, 2), (2, 2)]
+    """
+    return _split(_t(t, "split"), sections, axis, "split", True)
+
+
+# ---------------------------------------------------------------------------
+# roll, pad, tile, repeat
+# ---------------------------------------------------------------------------
+def _roll1(be: Any, h: Any, shift: int, ax: int) -> Any:
+    shape = h.shape
+    n = shape[ax]
+    out = be.empty(shape, be.dtype(h))
+    if n == 0 or h.size == 0:
+        return out
+    s = shift % n
+    pre = _full(shape[:ax])
+    post = _full(shape[ax + 1:])
+    if s == 0:
+        be.assign(out, h)
+        return out
+    be.assign(be.view_index(out, pre + (slice(s, n, 1),) + post), be.view_index(h, pre + (slice(0, n - s, 1),) + post))
+    be.assign(be.view_index(out, pre + (slice(0, s, 1),) + post), be.view_index(h, pre + (slice(n - s, n, 1),) + post))
+    return out
+
+
+@attach()
+def roll(t: Tensor, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Tensor:
+    """Shift elements along ``axis`` (of the flattened tensor if None), wrapping around.
+
+    ``shift`` and ``axis`` may also be equal-length sequences (one shift per axis).
+
+    Raises:
+        IndexError: if ``axis`` is out of range.
+        ValueError: if ``shift`` and ``axis`` sequences differ in length.
+
+    >>> import runetensor as rt
+    >>> print(rt.roll(rt.create(rt.int32, [5], [1, 2, 3, 4, 5]), 2))
+    [4, 5, 1, 2, 3]
+    >>> print(rt.roll(rt.create(rt.int32, [2, 2], [1, 2, 3, 4]), -1, axis=0))
+    [[3, 4],
+     [1, 2]]
+    """
+    t = _t(t, "roll")
+    be = t._backend
+    if axis is None:
+        if isinstance(shift, (list, tuple)):
+            raise ValueError("roll: with axis=None the shift must be a single int")
+        s = as_int(shift, "roll", "shift")
+        flat = ravel(t)._data
+        r = _roll1(be, flat, s, 0) if flat.ndim else be.copy(flat)
+        return wrap(be.reshape(r, t._data.shape), t._dtype, be)
+    nd = t._data.ndim
+    axes = normalize_axes(axis, nd, "roll") if isinstance(axis, (list, tuple)) else \
+        (normalize_axis(axis, nd, "roll"),)
+    shifts = [as_int(s, "roll", "shift") for s in (shift if isinstance(shift, (list, tuple)) else [shift])]
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    h = t._data
+    for s, a in zip(shifts, axes):
+        h = _roll1(be, h, s, a)
+    if h is t._data:
+        h = be.copy(h)
+    return wrap(h, t._dtype, be)
+
+
+@attach()
+def pad(t: Tensor, padding: Sequence[tuple[int, int]], value: Any) -> Tensor:
+    """A new tensor with ``t`` surrounded by ``value``: ``padding`` holds ``(before, after)`` per dimension.
+
+    Raises:
+        ValueError: if ``padding`` does not have one non-negative pair per dimension, or the value does not fit.
+        TypeError: for a complex value and a real dtype.
+
+    >>> import runetensor as rt
+    >>> print(rt.pad(rt.create(rt.float32, [2, 2], [1., 2., 3., 4.]), [(1, 1), (0, 1)], 0.))
+    [[0, 0, 0],
+     [1, 2, 0],
+     [3, 4, 0],
+     [0, 0, 0]]
+    """
+    t = _t(t, "pad")
+    shape = t._data.shape
+    try:
+        pairs = list(padding)
+    except TypeError:
+        raise TypeError(f"pad: padding must be a sequence of (before, after) pairs, got {type(padding).__name__}") \
+            from None
+    if len(pairs) != len(shape):
+        raise ValueError(f"pad: {len(pairs)} padding pairs for a tensor of rank {len(shape)} {shape_str(shape)}; "
+                         f"expected one (before, after) per dimension")
+    new = []
+    key = []
+    for i, (p, n) in enumerate(zip(pairs, shape)):
+        try:
+            a, b = p
+        except (TypeError, ValueError):
+            raise TypeError(f"pad: padding {i} must be a (before, after) pair, got {p!r}") from None
+        a = as_int(a, "pad", "padding")
+        b = as_int(b, "pad", "padding")
+        if a < 0 or b < 0:
+            raise ValueError(f"pad: padding {(a, b)} for dimension {i} is negative; expected values >= 0")
+        new.append(a + n + b)
+        key.append(slice(a, a + n, 1))
+    shp = tuple(new)
+    be = t._backend
+    _check_extent(shp, t._dtype.itemsize, "pad")
+    v = value_handle(value, t._dtype, be, "pad")
+    out = be.empty(shp, t._dtype)
+    be.assign(out, v)
+    if t._data.size:
+        be.assign(be.view_index(out, tuple(key)), t._data)
+    return wrap(out, t._dtype, be)
+
+
+@attach()
+def tile(t: Tensor, reps: int | Sequence[int]) -> Tensor:
+    """``t`` repeated ``reps[i]`` times along each dimension (``reps`` longer than ``ndim`` adds leading axes).
+
+    Raises:
+        ValueError: if a repetition count is negative.
+
+    >>> import runetensor as rt
+    >>> print(rt.tile(rt.create(rt.int32, [1, 2], [1, 2]), [2, 3]))
+    [[1, 2, 1, 2, 1, 2],
+     [1, 2, 1, 2, 1, 2]]
+    """
+    t = _t(t, "tile")
+    try:
+        r = as_shape(reps, "tile")
+    except ValueError as e:
+        raise ValueError(str(e).replace("shape", "reps", 1)) from None
+    shape = t._data.shape
+    nd = max(len(r), len(shape))
+    r = (1,) * (nd - len(r)) + r
+    s = (1,) * (nd - len(shape)) + shape
+    be = t._backend
+    final = tuple(a * b for a, b in zip(r, s))
+    _check_extent(final, t._dtype.itemsize, "tile")
+    inter: list[int] = []
+    exp: list[int] = []
+    for a, b in zip(r, s):
+        inter += [1, b]
+        exp += [a, b]
+    h = be.reshape(t._data, tuple(inter))
+    h = be.copy(be.expand(h, tuple(exp)))
+    return wrap(be.reshape(h, final), t._dtype, be)
+
+
+@attach()
+def repeat(t: Tensor, count: int, axis: int | None = None) -> Tensor:
+    """Each element repeated ``count`` times along ``axis`` (of the flattened tensor if None).
+
+    Raises:
+        ValueError: if ``count`` is negative.
+        IndexError: if ``axis`` is out of range.
+
+    >>> import runetensor as rt
+    >>> print(rt.repeat(rt.create(rt.int32, [3], [1, 2, 3]), 2))
+    [1, 1, 2, 2, 3, 3]
+    """
+    t = _t(t, "repeat")
+    c = as_int(count, "repeat", "count")
+    if c < 0:
+        raise ValueError(f"repeat: count must be >= 0, got {c}")
+    be = t._backend
+    if axis is None:
+        h = ravel(t)._data
+        ax = 0
+    else:
+        h = t._data
+        ax = normalize_axis(axis, h.ndim, "repeat")
+    shape = h.shape
+    final = shape[:ax] + (shape[ax] * c,) + shape[ax + 1:]
+    _check_extent(final, t._dtype.itemsize, "repeat")
+    h2 = be.reshape(h, shape[:ax + 1] + (1,) + shape[ax + 1:])
+    h2 = be.copy(be.expand(h2, shape[:ax + 1] + (c,) + shape[ax + 1:]))
+    return wrap(be.reshape(h2, final), t._dtype, be)
