@@ -18,6 +18,9 @@ from numpy.lib.array_utils import byte_bounds
 from .. import _dtypes as D
 from .._dtypes import DType
 from .contract import Backend, NumericalFailure
+from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
+
+_FAST_MIN = _fast.PAR_MIN
 
 # NumPy reports FP exceptions (x/0, overflow, invalid casts) as warnings from
 # the frame that called the ufunc: this module.  The contract promises silent
@@ -299,7 +302,15 @@ class NumpyBackend(Backend):
         fn = _UNARY[op]
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
+            if out is None and x.size >= _FAST_MIN:
+                r = _fast.ufunc_call(fn, x)
+                if r is not None:
+                    return r
             return fn(x, out=out)
+        if out is None and isinstance(fn, np.ufunc) and x.size >= _fast.LOWP_MIN:
+            r = _fast.lowp_call(fn, (x,), x.dtype, op in _UNARY_BOOL)
+            if r is not None:
+                return r
         r = fn(x.astype(cd))
         if op not in _UNARY_BOOL:
             r = r.astype(x.dtype)
@@ -313,7 +324,16 @@ class NumpyBackend(Backend):
         xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
         cd = _COMPUTE.get(xd)
         if cd is None:
+            if out is None and (type(x) is np.ndarray and x.size >= _FAST_MIN
+                                or type(y) is np.ndarray and y.size >= _FAST_MIN):
+                r = _fast.ufunc_call(fn, x, y)
+                if r is not None:
+                    return r
             return fn(x, y, out=out)
+        if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
+            r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL)
+            if r is not None:
+                return r
         xa = x.astype(cd) if isinstance(x, np.ndarray) else np.asarray(x, dtype=cd)
         ya = y.astype(cd) if isinstance(y, np.ndarray) else np.asarray(y, dtype=cd)
         r = fn(xa, ya)
@@ -351,6 +371,10 @@ class NumpyBackend(Backend):
     # -- reductions ----------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
         acc = _ACCUM.get(x.dtype)
+        if op == "sum" and acc is None and x.size >= _fast.RED_MIN:
+            r = _fast.reduce_sum(x, axes, keepdims)
+            if r is not None:
+                return r
         src = x if acc is None else x.astype(acc)
         if op == "sum":
             r = np.sum(src, axis=axes, keepdims=keepdims, dtype=src.dtype)
@@ -391,6 +415,9 @@ class NumpyBackend(Backend):
 
     def argsort(self, x, axis, descending):
         src = x.astype(_COMPUTE[x.dtype]) if x.dtype in _COMPUTE else x
+        fast = _fast.argsort(src, axis, descending)
+        if fast is not None:
+            return fast
         if not descending:
             return np.argsort(src, axis=axis, kind="stable").astype(np.int64, copy=False)
         n = src.shape[axis]
@@ -421,10 +448,14 @@ class NumpyBackend(Backend):
 
     # -- memory --------------------------------------------------------------------------
     def copy(self, x):
+        if x.size >= _FAST_MIN:
+            r = _fast.copy(x)
+            if r is not None:
+                return r
         return x.copy()
 
     def contiguous(self, x):
-        return x if x.flags.c_contiguous else x.copy()
+        return x if x.flags.c_contiguous else self.copy(x)
 
     def assign(self, dst, src):
         if isinstance(src, np.ndarray) or dst.dtype not in _COMPUTE:

@@ -1,0 +1,437 @@
+"""Fast paths of the NumPy backend (where plain NumPy leaves speed on the table).
+
+Every function here returns exactly what the plain path of
+:mod:`.numpy_backend` returns (bit for bit), except the floating-point sums,
+whose summation order differs (see ``docs/performance.md`` for the error
+bound).  Each returns ``None`` when it does not apply and the caller then takes
+the plain path.  ``ENABLED = False`` switches every fast path off (the tests
+compare both paths).
+
+What they do:
+
+* **Buffer reuse** (:class:`BufferPool`): large results go into buffers of
+  the same byte size that the pool handed out before and that nothing refers
+  to any more (checked by reference count), instead of fresh memory whose
+  pages the kernel must fault in and zero on first touch.
+* **Threads**: large elementwise ufuncs, sums and axis reductions are split
+  into chunks run on :mod:`runetensor._parallel`'s pool (NumPy releases the
+  GIL inside ufunc loops).  Chunk boundaries are multiples of 64 elements, so
+  every element goes through the same SIMD lane grouping and alignment as in
+  one whole call.
+* **Low-precision floats** (bfloat16, float8): converted to float32, computed
+  and rounded back chunk by chunk in cache-sized scratch buffers, on threads.
+* **Blocked transpose copy** for ``copy``/``contiguous`` of 2-d transposed views.
+* **Stable argsort / sort** of <= 32-bit keys: the stable order is the order of
+  the unique 64-bit keys ``(order-preserving bits of the value) << 32 | index``,
+  which NumPy's (SIMD) unstable sort of ``uint64`` sorts much faster than its
+  stable merge sort of the values.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from .._parallel import get_num_threads, parallel_for, split
+
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\._fast")
+warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=r"runetensor\._backend\._fast")
+
+#: master switch (tests turn it off to get the plain path)
+ENABLED = True
+#: element count from which elementwise work is split across threads
+PAR_MIN = 1 << 17
+#: element count from which sums are split across threads / lanes
+RED_MIN = 1 << 17
+#: chunk boundaries (in elements) are multiples of this
+ALIGN = 64
+#: elements per chunk of the low-precision pipeline (scratch stays in L2)
+LOWP_CHUNK = 1 << 15
+#: element count from which the low-precision pipeline is used
+LOWP_MIN = 1 << 13
+#: element count from which a 2-d transposed copy is blocked
+TCOPY_MIN = 1 << 14
+TCOPY_BLOCK = 64
+#: axis length from which stable argsort uses 64-bit keys
+SORT_MIN = 256
+
+_F32 = np.dtype(np.float32)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
+
+
+# ---------------------------------------------------------------------------
+# Buffer reuse
+# ---------------------------------------------------------------------------
+def _phys_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+class BufferPool:
+    """Recycles large result buffers of equal byte size.
+
+    The pool keeps each buffer it hands out (a 1-d ``uint8`` array; results are
+    views of it).  Every view of a NumPy array holds a reference to the array
+    that owns the memory, so a buffer whose reference count is back to the
+    pool's own references is referred to by nothing else and can be handed out
+    again.  At most ``per_size`` buffers per size and ``max_bytes`` in all are
+    kept; beyond that, results are ordinary fresh arrays.
+    """
+
+    def __init__(self, max_bytes: int, min_bytes: int = 1 << 20, per_size: int = 4):
+        self.max_bytes = max_bytes
+        self.min_bytes = min_bytes
+        self.per_size = per_size
+        self._bufs: dict[int, list[np.ndarray]] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+        probe = [np.empty(8, np.uint8)]
+        self._free_refs = self._refs(probe, 0)  # count when only the pool refers to it
+
+    @staticmethod
+    def _refs(lst: list, i: int) -> int:
+        return sys.getrefcount(lst[i])
+
+    def empty(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        """An uninitialised C-contiguous array, in a recycled buffer when one is free."""
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes < self.min_bytes or dtype.hasobject or not ENABLED:
+            return np.empty(shape, dtype)
+        with self._lock:
+            lst = self._bufs.get(nbytes)
+            if lst is None:
+                lst = self._bufs[nbytes] = []
+            for i in range(len(lst)):
+                if self._refs(lst, i) == self._free_refs:
+                    lst.append(lst.pop(i))  # most recently used last
+                    return lst[-1].view(dtype).reshape(shape)
+            buf = np.empty(nbytes, np.uint8)
+            if len(lst) < self.per_size and self._make_room(nbytes):
+                lst.append(buf)
+                self._held += nbytes
+            return buf.view(dtype).reshape(shape)
+
+    def _make_room(self, nbytes: int) -> bool:
+        if nbytes > self.max_bytes:
+            return False
+        for size in list(self._bufs):
+            if self._held + nbytes <= self.max_bytes:
+                break
+            lst = self._bufs[size]
+            for i in range(len(lst) - 1, -1, -1):
+                if self._refs(lst, i) == self._free_refs:
+                    del lst[i]
+                    self._held -= size
+                    if self._held + nbytes <= self.max_bytes:
+                        break
+        return self._held + nbytes <= self.max_bytes
+
+    def clear(self) -> None:
+        """Forget every buffer (those still in use stay alive through their views)."""
+        with self._lock:
+            self._bufs.clear()
+            self._held = 0
+
+
+buffer_pool = BufferPool(max_bytes=min(1 << 30, _phys_bytes() // 8))
+empty = buffer_pool.empty
+
+
+# ---------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------
+def _probe(a):
+    """A one-element view of operand ``a`` (scalars pass through), for result-dtype probing."""
+    if type(a) is np.ndarray and a.ndim:
+        return a[(slice(0, 1),) * a.ndim]
+    return a
+
+
+def _operands_ok(ops) -> bool:
+    for a in ops:
+        if type(a) is np.ndarray:
+            if not a.flags.c_contiguous or a.dtype.hasobject:
+                return False
+        elif not isinstance(a, (bool, int, float, complex, np.generic)):
+            return False
+    return True
+
+
+def _run_ufunc(fn, ops, out, shape):
+    """``fn(*ops, out=out)`` split across threads; ``out`` is fresh and C-contiguous."""
+    n = out.size
+    nt = get_num_threads()
+    if nt <= 1 or n < PAR_MIN:
+        fn(*ops, out=out)
+        return out
+    if all(type(a) is not np.ndarray or a.shape == shape or a.ndim == 0 for a in ops):
+        flat = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else a for a in ops]
+        of = out.reshape(-1)
+        ranges = split(n, nt, ALIGN)
+
+        def work(i):
+            lo, hi = ranges[i]
+            fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim else a for a in flat], out=of[lo:hi])
+    else:
+        rows = shape[0]
+        if rows < 2:
+            fn(*ops, out=out)
+            return out
+        nd = len(shape)
+        ranges = split(rows, nt)
+
+        def work(i):
+            lo, hi = ranges[i]
+            fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim == nd and a.shape[0] == rows else a
+                 for a in ops], out=out[lo:hi])
+    parallel_for(work, len(ranges))
+    return out
+
+
+def ufunc_call(fn, *ops):
+    """``fn(*ops)`` for a NumPy ufunc, into a recycled buffer and split across threads.
+
+    ``None`` when not applicable (object dtype, non-contiguous operands, not a ufunc).
+    """
+    if not ENABLED or not isinstance(fn, np.ufunc) or not _operands_ok(ops):
+        return None
+    shapes = [a.shape for a in ops if type(a) is np.ndarray]
+    shape = shapes[0] if all(s == shapes[0] for s in shapes) else np.broadcast_shapes(*shapes)
+    rd = fn(*[_probe(a) for a in ops]).dtype  # the loop NumPy picks (raises as the plain call would)
+    if rd.hasobject:
+        return None
+    return _run_ufunc(fn, ops, empty(shape, rd), shape)
+
+
+def _to_f32(src, dst):
+    """Exact widening of a bfloat16/float8/float32 chunk into float32 ``dst``."""
+    np.copyto(dst, src, casting="unsafe")
+
+
+def lowp_call(fn, ops, nd, boolres: bool):
+    """``fn`` over operands stored as bfloat16/float8 ``nd`` (computed in float32, rounded once).
+
+    Same result as ``fn(*[a.astype(float32)...]).astype(nd)``, chunk by chunk
+    in scratch buffers, on threads.  ``None`` when not applicable.
+    """
+    if not ENABLED or not (nd == _BF16 or nd in _F8):
+        return None
+    arrs = [a for a in ops if type(a) is np.ndarray]
+    shape = arrs[0].shape
+    if any(a.shape != shape and a.ndim for a in arrs) or not all(a.flags.c_contiguous for a in arrs):
+        return None
+    n = arrs[0].size
+    if n < LOWP_MIN:
+        return None
+    ops = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else
+           a if type(a) is np.ndarray and a.dtype == _F32 else
+           np.asarray(a, dtype=_F32) if type(a) is not np.ndarray else a.astype(_F32)
+           for a in ops]
+    odt = np.dtype(np.bool_) if boolres else nd
+    out = empty(shape, odt)
+    of = out.reshape(-1)
+    chunks = split(n, max(1, -(-n // LOWP_CHUNK)), ALIGN)
+    nt = min(get_num_threads(), len(chunks))
+    groups = split(len(chunks), nt)
+
+    def work(g):
+        c0, c1 = groups[g]
+        big = max(hi - lo for lo, hi in chunks[c0:c1])
+        scratch = [np.empty(big, _F32) if (type(a) is np.ndarray and a.ndim) else None for a in ops]
+        for lo, hi in chunks[c0:c1]:
+            m = hi - lo
+            args = []
+            for a, s in zip(ops, scratch):
+                if s is None:
+                    args.append(a)
+                else:
+                    _to_f32(a[lo:hi], s[:m])
+                    args.append(s[:m])
+            if boolres:
+                fn(*args, out=of[lo:hi])
+            else:
+                dst = next(s for s in scratch if s is not None)[:m]
+                fn(*args, out=dst)
+                np.copyto(of[lo:hi], dst, casting="unsafe")
+    parallel_for(work, len(groups))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+_LANES = 4096
+_BLOCK_ROWS = 16
+
+
+def _flat_sum(v, dt):
+    """Sum of a 1-d contiguous array: lanes of 4096, blocks of 16 rows, then pairwise trees."""
+    n = v.size
+    if v.dtype.kind in "iub" or n < 4 * _LANES * _BLOCK_ROWS:
+        return np.add.reduce(v, dtype=dt)
+    rows = n // _LANES
+    blocks = rows // _BLOCK_ROWS
+    body = blocks * _BLOCK_ROWS * _LANES
+    part = np.add.reduce(v[:body].reshape(blocks, _BLOCK_ROWS, _LANES), axis=1, dtype=dt)
+    while part.shape[0] > 1:  # pairwise over the blocks
+        h = part.shape[0] // 2
+        top = np.add(part[:h], part[h:2 * h], dtype=dt)
+        part = np.concatenate([top, part[2 * h:]]) if part.shape[0] % 2 else top
+    total = np.add.reduce(part[0], dtype=dt)
+    if body < n:
+        total = np.add(total, np.add.reduce(v[body:], dtype=dt), dtype=dt)
+    return total
+
+
+def reduce_sum(x, axes: tuple, keepdims: bool):
+    """``np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)`` split across threads; or ``None``.
+
+    Integer sums are bit-identical (wrap-around addition is associative); float
+    sums add in a different order (error bound in docs/performance.md).  Sums
+    along trailing axes split the kept rows over threads and are bit-identical.
+    """
+    if not ENABLED or x.size < RED_MIN or x.dtype.kind not in "iufc" or not x.flags.c_contiguous:
+        return None
+    nd = x.ndim
+    axes = tuple(sorted(a % nd for a in axes)) if nd else ()
+    if not axes:
+        return None
+    dt = x.dtype
+    nt = get_num_threads()
+    k = len(axes)
+    if axes == tuple(range(nd)):
+        v = x.reshape(-1)
+        ranges = split(v.size, nt, ALIGN)
+        parts = parallel_for(lambda i: _flat_sum(v[ranges[i][0]:ranges[i][1]], dt), len(ranges))
+        r = parts[0]
+        for p in parts[1:]:
+            r = np.add(r, p, dtype=dt)
+        r = np.asarray(r, dtype=dt)
+    elif axes == tuple(range(nd - k, nd)):  # trailing axes: rows over threads (bit-identical per row)
+        outer = math.prod(x.shape[:nd - k])
+        inner = x.size // outer if outer else 0
+        if outer < 2 or inner == 0:
+            return None
+        m = x.reshape(outer, inner)
+        r = np.empty(outer, dt)
+        ranges = split(outer, nt)
+        parallel_for(lambda i: np.add.reduce(m[ranges[i][0]:ranges[i][1]], axis=1, dtype=dt,
+                                             out=r[ranges[i][0]:ranges[i][1]]), len(ranges))
+    elif axes == tuple(range(k)):  # leading axes: reduced rows over threads, partials added
+        red = math.prod(x.shape[:k])
+        if red == 0 or x.size == 0:
+            return None
+        m = x.reshape(red, x.size // red)
+        ranges = split(red, nt)
+        parts = parallel_for(lambda i: np.add.reduce(m[ranges[i][0]:ranges[i][1]], axis=0, dtype=dt),
+                             len(ranges))
+        r = parts[0]
+        for p in parts[1:]:
+            np.add(r, p, out=r, dtype=dt)
+    else:
+        return None
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdims else \
+        tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    return r.reshape(kept)
+
+
+# ---------------------------------------------------------------------------
+# Copies
+# ---------------------------------------------------------------------------
+def transposed_copy(x):
+    """A C-contiguous copy of a 2-d array whose rows are strided (e.g. a transpose), in 64x64 blocks.
+
+    Copying block by block keeps the strided reads within a few pages and
+    cache lines; the plain copy walks a whole column per output row.  ``None``
+    when not applicable.
+    """
+    if (not ENABLED or x.ndim != 2 or x.size < TCOPY_MIN or x.dtype.hasobject
+            or abs(x.strides[1]) <= abs(x.strides[0]) or x.flags.c_contiguous):
+        return None
+    r, c = x.shape
+    out = empty(x.shape, x.dtype)
+    b = TCOPY_BLOCK
+    for i in range(0, r, b):
+        oi = out[i:i + b]
+        xi = x[i:i + b]
+        for j in range(0, c, b):
+            oi[:, j:j + b] = xi[:, j:j + b]
+    return out
+
+
+def copy(x):
+    """``x.copy()`` (C order) through the fast paths, or ``None``."""
+    if not ENABLED or x.size < PAR_MIN or x.dtype.hasobject:
+        return None
+    r = transposed_copy(x)
+    if r is not None:
+        return r
+    if x.flags.c_contiguous:
+        out = empty(x.shape, x.dtype)
+        of, xf = out.reshape(-1), x.reshape(-1)
+        ranges = split(x.size, get_num_threads(), ALIGN)
+        parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], xf[ranges[i][0]:ranges[i][1]]),
+                     len(ranges))
+        return out
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Sorting
+# ---------------------------------------------------------------------------
+def _order_keys(v):
+    """uint64 ``key << 32`` with ``key`` an order-preserving uint32 image of ``v`` (NumPy's order)."""
+    k = v.dtype.kind
+    if k == "f":
+        f = v if v.dtype == _F32 else v.astype(_F32)  # float16 widens exactly
+        u = f.view(np.uint32).copy() if f is v else f.view(np.uint32)
+        u[f == 0] = 0  # -0.0 ties with +0.0
+        nan = f != f
+        if nan.any():
+            u[nan] = 0x7FC00000  # every NaN ties, after +inf
+        neg = (u >> 31).astype(bool)
+        np.invert(u, out=u, where=neg)
+        np.bitwise_or(u, np.uint32(0x80000000), out=u, where=~neg)
+    elif k == "b" or (k in "iu" and v.dtype.itemsize <= 4):
+        if k == "u" or k == "b":
+            u = v.astype(np.uint32)
+        else:
+            u = v.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)
+    else:
+        return None
+    return u.astype(np.uint64) << np.uint64(32)
+
+
+def argsort(src, axis: int, descending: bool):
+    """Stable argsort (int64 indices) of ``src`` along ``axis`` via unique 64-bit keys, or ``None``."""
+    if not ENABLED or src.ndim == 0:
+        return None
+    n = src.shape[axis]
+    if n < SORT_MIN or n >= 1 << 32 or src.size == 0 or src.dtype.itemsize > 4 or src.dtype.kind not in "fiub":
+        return None
+    moved = np.moveaxis(src, axis, -1)
+    keys = _order_keys(np.ascontiguousarray(moved))
+    if keys is None:
+        return None
+    if descending:
+        np.invert(keys, out=keys)
+        keys &= np.uint64(0xFFFFFFFF00000000)
+    keys |= np.arange(n, dtype=np.uint64)
+    rows = keys.reshape(-1, n)
+    nt = get_num_threads()
+    if rows.shape[0] >= 2 and nt > 1:
+        ranges = split(rows.shape[0], nt)
+        parallel_for(lambda i: rows[ranges[i][0]:ranges[i][1]].sort(axis=-1), len(ranges))
+    else:
+        rows.sort(axis=-1)
+    idx = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    return np.ascontiguousarray(np.moveaxis(idx, -1, axis))

@@ -1,0 +1,152 @@
+"""The thread pool behind the backends' fast paths: ``set_num_threads`` and ``get_num_threads``.
+
+Large elementwise operations, reductions, blocked copies and the low-precision
+float paths of the NumPy backend split their work into chunks and run them on
+this pool (NumPy's kernels release the GIL, so the chunks run on separate
+cores).  The pool is sized by the cores this process may use (or by the
+``RUNETENSOR_NUM_THREADS`` environment variable) and can be set to one
+thread, which runs every chunk in the calling thread.  Results do not depend
+on the thread count (reductions aside, see ``docs/performance.md``).
+
+This module is backend-neutral: it only schedules Python callables.  It does
+not change the threads of BLAS (``matmul``), which NumPy's BLAS manages.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+__all__ = ["set_num_threads", "get_num_threads"]
+
+
+def _machine_threads() -> int:
+    env = os.environ.get("RUNETENSOR_NUM_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n >= 1:
+            return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_lock = threading.Lock()
+_num_threads = _machine_threads()
+_executor: ThreadPoolExecutor | None = None
+_local = threading.local()  # .inside: True in a pool worker (nested calls run serially)
+
+
+def set_num_threads(n: int) -> None:
+    """Set how many threads runetensor's fast paths may use (1: everything in the calling thread).
+
+    Args:
+        n: a positive integer.
+
+    Raises:
+        TypeError: if ``n`` is not an integer.
+        ValueError: if ``n`` < 1.
+
+    >>> import runetensor as rt
+    >>> old = rt.get_num_threads()
+    >>> rt.set_num_threads(1)
+    >>> rt.get_num_threads()
+    1
+    >>> rt.set_num_threads(old)
+    """
+    global _num_threads, _executor
+    if isinstance(n, bool) or not isinstance(n, int):
+        try:
+            n = n.__index__()  # type: ignore[union-attr]
+        except (AttributeError, TypeError):
+            raise TypeError(f"set_num_threads: expected a positive int, got {type(n).__name__}") from None
+    if n < 1:
+        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    with _lock:
+        if n != _num_threads:
+            old, _executor = _executor, None
+            _num_threads = n
+            if old is not None:
+                old.shutdown(wait=False)
+
+
+def get_num_threads() -> int:
+    """How many threads runetensor's fast paths use (by default, the cores available to this process).
+
+    Returns:
+        The current thread count (at least 1).
+
+    >>> import runetensor as rt
+    >>> rt.get_num_threads() >= 1
+    True
+    """
+    return _num_threads
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    ex = _executor
+    if ex is None:
+        with _lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(max_workers=max(1, _num_threads - 1),
+                                               thread_name_prefix="runetensor",
+                                               initializer=_mark_worker)
+            ex = _executor
+    return ex
+
+
+def _mark_worker() -> None:
+    _local.inside = True
+
+
+def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
+    """Run ``fn(0) ... fn(n - 1)``, spread over the pool; chunk 0 runs in the caller.
+
+    Returns the results in order.  Exceptions propagate (the first one raised).
+    Serial when ``n`` is 1, the pool has one thread, or when called from a pool
+    worker (no nested parallelism, so no deadlock).
+    """
+    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False):
+        return [fn(i) for i in range(n)]
+    ex = _pool()
+    futs = [ex.submit(fn, i) for i in range(1, n)]
+    err: BaseException | None = None
+    results: list[Any] = [None]
+    try:
+        results[0] = fn(0)
+    except BaseException as e:  # still wait for the other chunks before raising
+        err = e
+    for f in futs:
+        try:
+            results.append(f.result())
+        except BaseException as e:
+            if err is None:
+                err = e
+    if err is not None:
+        raise err
+    return results
+
+
+def split(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
+    """``parts`` contiguous ``(lo, hi)`` ranges covering ``range(n)``, boundaries multiples of ``align``."""
+    align = max(align, 1)
+    parts = max(1, min(parts, n // align))
+    cuts = [0] + [(i * n // parts) // align * align for i in range(1, parts)] + [n]
+    out = [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
+    return out or [(0, n)]
+
+
+def _after_fork() -> None:
+    global _executor, _lock
+    _executor = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
