@@ -597,23 +597,26 @@ def clamp(t: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 
 def _clamp(t: Any, lo: Any, hi: Any, fname: str) -> Tensor:
     t = as_tensor(t, fname)
-    if t._dtype.kind == "c":
-        raise TypeError(f"{fname}: complex numbers have no order ({t._dtype})")
-    r = t
-    if lo is not None:
-        r = binary_op("maximum", r, lo, fname)
-    if hi is not None:
-        if r is not t and isinstance(hi, Tensor) is False and type(hi) in _PY_SCALARS \
-                and D.weak_result(r._dtype, hi) is r._dtype:
-            try:
-                r._backend.binary("minimum", r._data, hi, out=r._data)
-            except OverflowError:
-                raise ValueError(f"{fname}: scalar {hi!r} is out of range for {r._dtype}") from None
-        else:
-            r = binary_op("minimum", r, hi, fname)
-    if r is t:
-        return wrap(t._backend.copy(t._data), t._dtype, t._backend)
-    return r
+    be = t._backend
+    d = t._dtype
+    bounds = []
+    for v in (lo, hi):
+        if v is not None and not isinstance(v, Tensor) and type(v) not in _PY_SCALARS:
+            v = as_tensor(v, fname, backend=be)
+        if isinstance(v, Tensor):
+            d = D.promote_types(d, v._dtype)
+        elif v is not None:
+            d = D.weak_result(d, v)
+        bounds.append(v)
+    if d.kind in "cO":
+        raise TypeError(f"{fname}: not defined for {d} tensors (complex numbers have no order)")
+    if lo is None and hi is None:
+        return wrap(be.copy(t._data), d, be) if d is t._dtype else wrap(be.cast(t._data, d), d, be)
+    hs = [None if v is None else as_tensor(v, fname, dtype=d)._data if isinstance(v, Tensor)
+          else _scalar_as(v, d, be, fname)._data for v in bounds]
+    broadcast_shapes(t._data.shape, *(h.shape for h in hs if h is not None), fname=fname)
+    x = t._data if d is t._dtype else be.cast(t._data, d)
+    return wrap(be.clip(x, hs[0], hs[1]), d, be)
 
 
 @attach()

@@ -251,6 +251,16 @@ class Backend(ABC):
         ...
 
     @abstractmethod
+    def clip(self, x: Handle, lo: Handle | None, hi: Handle | None) -> Handle:
+        """``minimum(maximum(x, lo), hi)`` in one pass (NumPy's ``clip``).
+
+        ``lo`` and ``hi`` are handles of ``x``'s dtype (real, not complex),
+        broadcast-compatible with ``x``, or None for no bound (not both None).
+        NaN in any operand propagates.  The result has the broadcast shape.
+        """
+        ...
+
+    @abstractmethod
     def cast(self, x: Handle, dtype: DType) -> Handle:
         """A fresh handle with values converted (C casting; floats to ints truncate, NaN/inf to 0)."""
         ...

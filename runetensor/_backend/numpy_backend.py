@@ -347,6 +347,14 @@ class NumpyBackend(Backend):
     def where(self, cond, x, y):
         return np.where(cond, x, y)
 
+    def clip(self, x, lo, hi):
+        cd = _COMPUTE.get(x.dtype)
+        if cd is None:
+            return np.clip(x, lo, hi)
+        lo = None if lo is None else lo.astype(cd)
+        hi = None if hi is None else hi.astype(cd)
+        return np.clip(x.astype(cd), lo, hi).astype(x.dtype)
+
     def cast(self, x, dtype):
         nd = NP_DTYPE[dtype]
         if x.dtype == nd:
