@@ -225,7 +225,9 @@ class Backend(ABC):
     def view_index(self, h: Handle, key: tuple) -> Handle:
         """Basic indexing: ``key`` holds, per axis, an in-range int, a ``slice``
         with normalised ``start, stop, step`` (no Nones; step may be negative),
-        or ``None`` (a new axis of size 1); it covers every axis."""
+        or ``None`` (a new axis of size 1); it covers every axis.  Slices mean
+        what they mean in Python, so a negative-step slice that runs past index
+        0 (``slice.indices`` gives ``stop == -1``) arrives with ``stop=None``."""
         ...
 
     @abstractmethod

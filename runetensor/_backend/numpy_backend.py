@@ -178,6 +178,10 @@ def _root(x: np.ndarray) -> np.ndarray:
         return r
 
 
+_REV = slice(None, None, -1)
+_ALL = slice(None)
+
+
 class NumpyBackend(Backend):
     """The default backend.  See :mod:`runetensor._backend.contract` for each primitive."""
 
@@ -267,7 +271,7 @@ class NumpyBackend(Backend):
     # -- movement ----------------------------------------------------------
     def reshape(self, h, shape):
         try:
-            return np.reshape(h, shape, copy=False)
+            return h.reshape(shape, copy=False)  # the method: ~2x faster than np.reshape
         except ValueError:
             return None
 
@@ -281,7 +285,8 @@ class NumpyBackend(Backend):
         return h[tuple(key) + (Ellipsis,)]  # the Ellipsis keeps an all-int key a 0-d view, not a scalar
 
     def flip(self, h, axes):
-        return np.flip(h, axes)
+        # negative-step slicing: the same view as np.flip, several times faster
+        return h[tuple(_REV if i in axes else _ALL for i in range(h.ndim))]
 
     def as_strided(self, h, shape, strides, offset):
         isz = h.itemsize
