@@ -233,6 +233,11 @@ class NumpyBackend(Backend):
 
     def asarray(self, obj, dtype, copy):
         nd = NP_DTYPE[dtype] if dtype is not None else None
+        if not isinstance(obj, (np.ndarray, list, tuple)) and hasattr(obj, "__dlpack__"):
+            try:  # DLPack first: shares memory and carries bfloat16/float8 (e.g. torch tensors)
+                obj = _dlpack_import(obj, None)
+            except (BufferError, TypeError, ValueError, RuntimeError):
+                pass  # fall back to __array__ / __array_interface__ / the buffer protocol
         if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
             a = np.asarray(obj)
         else:
