@@ -99,8 +99,26 @@ _UNARY = {
     "floor": _int_identity(np.floor), "round": _round_half_away, "rint": _int_identity(np.rint),
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
     "bitwise_not": np.invert, "logical_not": np.logical_not, "conj": np.conjugate,
-    "real": np.real, "imag": np.imag,
+    "real": lambda x, out=None: _copy_into(np.real(x), out),  # np.real/imag take no out=
+    "imag": lambda x, out=None: _copy_into(np.imag(x), out), "erf": None,  # set below
 }
+
+
+def _erf(x, out=None):
+    """The error function: SciPy's ufunc when installed, else ``math.erf`` per element (exact, slower)."""
+    if x.dtype.kind == "c":
+        raise TypeError("erf is not defined for complex input")
+    src = x if x.dtype.kind == "f" else x.astype(np.float64)
+    try:
+        from scipy.special import erf as fn
+    except ImportError:  # pragma: no cover  (scipy is an optional extra)
+        import math
+        fn = np.frompyfunc(math.erf, 1, 1)
+    r = np.asarray(fn(src)).astype(x.dtype, copy=False)
+    return _copy_into(r, out) if out is not None else r
+
+
+_UNARY["erf"] = _erf
 _UNARY_BOOL = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_not"})
 
 
