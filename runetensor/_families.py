@@ -16,6 +16,7 @@ FAMILIES = (
     "_linalg", "_fft", "_interop",               # linear algebra, FFT, ecosystem interop
     "_bridge",                                   # to_bigarray(_ext) of_bigarray(_ext)
     "_parallel",                                 # set_num_threads and the fast paths' pool
+    "_array_api_methods",                        # __array_namespace__ device to_device mT T
 )
 
 
