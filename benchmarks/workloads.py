@@ -1,0 +1,281 @@
+"""The workloads: each builds the same computation on the same data for every library.
+
+Per-operation workloads loop ``per`` times inside one timed call and the table
+reports the time per operation.  Results are computed, never checked here
+(``tests/test_fast_paths.py`` checks that runetensor's fast paths agree with
+its plain paths); the callables return their result so nothing is optimised
+away.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .harness import Context, Workload
+
+WORKLOADS: dict[str, Workload] = {}
+
+
+def workload(name: str, description: str, per: int = 1, target: float | None = None,
+             target_kind: str = "ratio") -> Callable:
+    def deco(setup: Callable[[Context], dict[str, Callable[[], Any]]]):
+        WORKLOADS[name] = Workload(name, description, setup, per, target, target_kind)
+        return setup
+    return deco
+
+
+def _torch_sync(ctx: Context, fn):
+    return fn
+
+
+def _jax(ctx: Context, fn):
+    """A JAX callable that waits for the (asynchronous) result."""
+    def run():
+        r = fn()
+        for x in (r if isinstance(r, (tuple, list)) else (r,)):
+            x.block_until_ready()
+        return r
+    return run
+
+
+def _f32(ctx: Context, *shape: int):
+    return ctx.rng.standard_normal(shape, dtype=ctx.np.float32)
+
+
+def _all(ctx: Context, arrays, np_fn, rt_fn, torch_fn=None, jax_fn=None) -> dict[str, Callable[[], Any]]:
+    """Wrap NumPy ``arrays`` for each library and close the per-library functions over them."""
+    rt = ctx.rt
+    impls: dict[str, Callable[[], Any]] = {}
+    na = list(arrays)
+    impls["numpy"] = lambda: np_fn(*na)
+    ra = [rt.asarray(a) for a in arrays]
+    impls["runetensor"] = lambda: rt_fn(*ra)
+    if ctx.torch is not None and torch_fn is not None:
+        ta = [_to_torch(ctx, a) for a in arrays]
+        impls["torch"] = lambda: torch_fn(*ta)
+    if ctx.jnp is not None and jax_fn is not None:
+        ja = [ctx.jnp.asarray(a) for a in arrays]
+        for a in ja:
+            a.block_until_ready()
+        impls["jax"] = _jax(ctx, lambda: jax_fn(*ja))
+    return impls
+
+
+def _to_torch(ctx: Context, a):
+    torch, np = ctx.torch, ctx.np
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
+
+
+# ---------------------------------------------------------------------------
+# Per-operation overhead
+# ---------------------------------------------------------------------------
+K = 1000
+
+
+def _loop(fn):
+    def run(*args):
+        r = None
+        for _ in range(K):
+            r = fn(*args)
+        return r
+    return run
+
+
+@workload("add_tiny", "a + b on 8 float32 elements (time per op)", per=K, target=1.5e-6, target_kind="max_time")
+def _add_tiny(ctx):
+    a, b = _f32(ctx, 8), _f32(ctx, 8)
+    f = _loop(lambda x, y: x + y)
+    return _all(ctx, [a, b], f, f, f, f)
+
+
+@workload("mul_scalar_tiny", "a * 2.0 on 8 float32 elements (time per op)", per=K, target=1.5e-6,
+          target_kind="max_time")
+def _mul_scalar_tiny(ctx):
+    f = _loop(lambda x: x * 2.0)
+    return _all(ctx, [_f32(ctx, 8)], f, f, f, f)
+
+
+@workload("bcast_tiny", "(4, 8) + (8,) float32 broadcast (time per op)", per=K, target=1.5e-6,
+          target_kind="max_time")
+def _bcast_tiny(ctx):
+    f = _loop(lambda x, y: x + y)
+    return _all(ctx, [_f32(ctx, 4, 8), _f32(ctx, 8)], f, f, f, f)
+
+
+def _chain10(a, b, c):
+    x = a + b          # 1
+    x = x * c          # 2
+    x = x - a          # 3
+    x = x * 0.5        # 4
+    x = x + 1.0        # 5
+    x = -x             # 6
+    x = x * x          # 7
+    x = x + b          # 8
+    x = x / 3.0        # 9
+    return x - c       # 10
+
+
+@workload("chain10_tiny", "10-op chain (+ * - scalar ops, neg) on 8 float32 (time per op)", per=10 * K // 10,
+          target=1.5e-6, target_kind="max_time")
+def _chain10_tiny(ctx):
+    def f(a, b, c):
+        r = None
+        for _ in range(K // 10):
+            r = _chain10(a, b, c)
+        return r
+    return _all(ctx, [_f32(ctx, 8), _f32(ctx, 8), _f32(ctx, 8)], f, f, f, f)
+
+
+# ---------------------------------------------------------------------------
+# Large elementwise
+# ---------------------------------------------------------------------------
+@workload("add_1e7", "a + b, 1e7 float32, fresh result", target=1.5)
+def _add_1e7(ctx):
+    n = ctx.n(10_000_000)
+    f = lambda a, b: a + b  # noqa: E731
+    return _all(ctx, [_f32(ctx, n), _f32(ctx, n)], f, f, f, f)
+
+
+@workload("fma_sin_1e7", "a*b + c*sin(d), 1e7 float32", target=0.95)
+def _fma_sin(ctx):
+    n = ctx.n(10_000_000)
+    np, rt = ctx.np, ctx.rt
+    arrays = [_f32(ctx, n) for _ in range(4)]
+    return _all(ctx, arrays, lambda a, b, c, d: a * b + c * np.sin(d),
+                lambda a, b, c, d: a * b + c * rt.sin(d),
+                lambda a, b, c, d: a * b + c * ctx.torch.sin(d),
+                lambda a, b, c, d: a * b + c * ctx.jnp.sin(d))
+
+
+@workload("bf16_add_1e7", "a + b, 1e7 bfloat16 (NumPy: ml_dtypes)", target=4.0)
+def _bf16_add(ctx):
+    import ml_dtypes
+    n = ctx.n(10_000_000)
+    a, b = (_f32(ctx, n).astype(ml_dtypes.bfloat16) for _ in range(2))
+    f = lambda x, y: x + y  # noqa: E731
+    return _all(ctx, [a, b], f, f, f, f)
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+@workload("sum_1e7", "sum of 1e7 float32", target=2.0)
+def _sum(ctx):
+    n = ctx.n(10_000_000)
+    return _all(ctx, [_f32(ctx, n)], lambda a: a.sum(), lambda a: ctx.rt.sum(a),
+                lambda a: a.sum(), lambda a: ctx.jnp.sum(a))
+
+
+def _sum_axis(axis: int):
+    def setup(ctx):
+        shape = (4000, 2500) if not ctx.quick else (400, 2500)
+        return _all(ctx, [_f32(ctx, *shape)], lambda a: a.sum(axis=axis),
+                    lambda a: ctx.rt.sum(a, axes=[axis]), lambda a: a.sum(dim=axis),
+                    lambda a: ctx.jnp.sum(a, axis=axis))
+    return setup
+
+
+workload("sum_axis0", "sum of a (4000, 2500) float32 along axis 0", target=2.0)(_sum_axis(0))
+workload("sum_axis1", "sum of a (4000, 2500) float32 along axis 1", target=2.0)(_sum_axis(1))
+
+
+# ---------------------------------------------------------------------------
+# Products, sorting, copies, indexing, views
+# ---------------------------------------------------------------------------
+def _matmul(dtype: str):
+    def setup(ctx):
+        n = 2048 if not ctx.quick else 512
+        a = ctx.rng.standard_normal((n, n)).astype(dtype)
+        b = ctx.rng.standard_normal((n, n)).astype(dtype)
+        f = lambda x, y: x @ y  # noqa: E731
+        return _all(ctx, [a, b], f, lambda x, y: ctx.rt.matmul(x, y), f, f)
+    return setup
+
+
+workload("matmul_f32", "2048 x 2048 @ 2048 x 2048 float32", target=0.95)(_matmul("float32"))
+workload("matmul_f64", "2048 x 2048 @ 2048 x 2048 float64", target=0.95)(_matmul("float64"))
+
+
+@workload("sort_1e7", "sort with indices (stable), 1e7 float32", target=1.3)
+def _sort(ctx):
+    np = ctx.np
+    n = ctx.n(10_000_000)
+
+    def np_sort(a):
+        i = np.argsort(a, kind="stable")
+        return a[i], i
+    return _all(ctx, [_f32(ctx, n)], np_sort, lambda a: ctx.rt.sort(a),
+                lambda a: ctx.torch.sort(a, stable=True), lambda a: (ctx.jnp.sort(a), ctx.jnp.argsort(a, stable=True)))
+
+
+@workload("argsort_1e7", "stable argsort, 1e7 float32", target=1.3)
+def _argsort(ctx):
+    np = ctx.np
+    n = ctx.n(10_000_000)
+    return _all(ctx, [_f32(ctx, n)], lambda a: np.argsort(a, kind="stable"), lambda a: ctx.rt.argsort(a),
+                lambda a: ctx.torch.argsort(a, stable=True), lambda a: ctx.jnp.argsort(a, stable=True))
+
+
+@workload("transpose_copy", "contiguous copy of a transposed (4096, 4096) float32", target=2.0)
+def _transpose_copy(ctx):
+    np, rt = ctx.np, ctx.rt
+    n = 4096 if not ctx.quick else 1024
+    return _all(ctx, [_f32(ctx, n, n)], lambda a: np.ascontiguousarray(a.T),
+                lambda a: rt.contiguous(rt.transpose(a)), lambda a: a.t().contiguous(),
+                lambda a: ctx.jnp.transpose(a) * 1)
+
+
+@workload("gather_1e6", "fancy-index gather: 1e6 random int64 indices into 1e7 float32")
+def _gather(ctx):
+    np, rt = ctx.np, ctx.rt
+    n = ctx.n(10_000_000)
+    src = _f32(ctx, n)
+    idx = ctx.rng.integers(0, n, ctx.n(1_000_000), dtype=np.int64)
+    impls = {"numpy": lambda: src[idx]}
+    rs, ri = rt.asarray(src), rt.asarray(idx)
+    impls["runetensor"] = lambda: rs[ri]
+    if ctx.torch is not None:
+        ts, ti = _to_torch(ctx, src), _to_torch(ctx, idx)
+        impls["torch"] = lambda: ts[ti]
+    if ctx.jnp is not None:
+        js, ji = ctx.jnp.asarray(src), ctx.jnp.asarray(idx)
+        impls["jax"] = _jax(ctx, lambda: js[ji])
+    return impls
+
+
+def _view(kind: str):
+    def setup(ctx):
+        a = _f32(ctx, 1000, 10_000) if not ctx.quick else _f32(ctx, 100, 10_000)
+        rt = ctx.rt
+        shape = (a.shape[0] * 10, a.shape[1] // 10)
+        if kind == "reshape":
+            npf, rtf = (lambda x: x.reshape(shape)), (lambda x: rt.reshape(x, shape))
+            tf, jf = npf, npf
+        elif kind == "slice":
+            npf = rtf = tf = (lambda x: x[1:-1, ::2])  # noqa: E731
+            jf = None  # JAX slicing copies: not a view
+        else:
+            npf, rtf, tf, jf = (lambda x: x.T), (lambda x: rt.transpose(x)), (lambda x: x.t()), None
+        return _all(ctx, [a], _loop(npf), _loop(rtf), _loop(tf), _loop(jf) if jf else None)
+    return setup
+
+
+workload("view_reshape", "reshape view of a 1e7-element tensor (time per op)", per=K, target=3e-6,
+         target_kind="max_time")(_view("reshape"))
+workload("view_slice", "basic slice t[1:-1, ::2] of a 1e7-element tensor (time per op)", per=K, target=3e-6,
+         target_kind="max_time")(_view("slice"))
+workload("view_transpose", "transpose view of a 1e7-element tensor (time per op)", per=K, target=3e-6,
+         target_kind="max_time")(_view("transpose"))
+
+
+@workload("hp_reduces", "harpie reduces with rt.sum, keeping axis 0 of a (2000, 5000) float32 "
+                        "(NumPy: a.sum(axis=1))")
+def _hp_reduces(ctx):
+    import importlib
+    hp = importlib.import_module("runetensor.harpie")  # skipped (reported) when harpie is missing
+    reduces = getattr(hp, "reduces")
+    rt = ctx.rt
+    a = _f32(ctx, 2000, 5000) if not ctx.quick else _f32(ctx, 200, 5000)
+    ra = rt.asarray(a)
+    return {"numpy": lambda: a.sum(axis=1), "runetensor": lambda: reduces(ra, [0], rt.sum)}
