@@ -334,7 +334,8 @@ class NumpyBackend(Backend):
                 r = _fast.ufunc_call(fn, x)
                 if r is not None:
                     return r
-            return fn(x, out=out)
+            r = fn(x, out=out)
+            return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
         if out is None and isinstance(fn, np.ufunc) and x.size >= _fast.LOWP_MIN:
             r = _fast.lowp_call(fn, (x,), x.dtype, op in _UNARY_BOOL)
             if r is not None:
@@ -343,7 +344,7 @@ class NumpyBackend(Backend):
         if op not in _UNARY_BOOL:
             r = r.astype(x.dtype)
         if out is None:
-            return r
+            return r if type(r) is np.ndarray else np.asarray(r)
         out[...] = r
         return out
 
@@ -357,7 +358,8 @@ class NumpyBackend(Backend):
                 r = _fast.ufunc_call(fn, x, y)
                 if r is not None:
                     return r
-            return fn(x, y, out=out)
+            r = fn(x, y, out=out)
+            return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
         if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
             r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL)
             if r is not None:
@@ -368,7 +370,7 @@ class NumpyBackend(Backend):
         if op not in _BINARY_BOOL:
             r = r.astype(xd)
         if out is None:
-            return r
+            return r if type(r) is np.ndarray else np.asarray(r)
         out[...] = r
         return out
 
