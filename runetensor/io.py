@@ -1,0 +1,934 @@
+"""File I/O: NumPy ``.npy``/``.npz``, safetensors, text and images (``runetensor.io``).
+
+Every writer builds the file under a temporary name in the target's directory
+and renames it into place (``os.replace``), so a crash mid-write never leaves a
+half-written file under the target name.  Every reader checks what it reads:
+a truncated, corrupt or wrong-type file raises ``ValueError`` naming the
+function, the file and what was wrong; it never returns garbage.
+
+Formats and dtypes
+------------------
+* ``.npy`` / ``.npz``: every dtype except ``object``.  NumPy has no bfloat16,
+  float8 or int4 types, so those are stored as a one-field structured dtype
+  whose field name is the runetensor dtype and whose type is the raw unsigned
+  integer of the same width: ``[('bfloat16', '<u2')]``, ``[('float8_e4m3',
+  '|u1')]``, ``[('int4', '|u1')]``...  runetensor reads them back exactly;
+  NumPy reads them as a structured array (``a['bfloat16'].view(ml_dtypes.bfloat16)``).
+  Raw void data (``'<V2'``, as NumPy writes ml_dtypes arrays) loads with an
+  explicit ``dtype=``.  Big-endian files load (byte-swapped copies).
+* safetensors: written per the format's specification (8-byte little-endian
+  header length, JSON header with ``dtype``/``shape``/``data_offsets`` and
+  ``__metadata__``, header padded to 8 bytes); dtypes BOOL U8 I8 U16 I16 F16
+  BF16 U32 I32 F32 U64 I64 F64 F8_E4M3 F8_E5M2 C64.  int4/uint4 and
+  complex128 have no safetensors dtype and are refused with ``TypeError``.
+* text: tensors of rank <= 2, one row per line; a ``# runetensor: dtype=...
+  shape=...`` comment line makes the round trip exact in dtype and shape.
+  Values are written in Python's shortest round-trip form, so every value
+  comes back bit for bit except the payload and sign of NaNs.
+* images: PNG and JPEG through Pillow (the optional extra ``image``:
+  ``pip install 'runetensor[image]'``).  PNG round trips exactly; JPEG is lossy.
+
+>>> import os, tempfile, runetensor as rt
+>>> import runetensor.io as rio
+>>> d = tempfile.mkdtemp()
+>>> t = rt.create(rt.bfloat16, [2, 2], [1, 2, 3, 4])
+>>> rio.save_npy(os.path.join(d, "t.npy"), t)
+>>> print(rio.load_npy(os.path.join(d, "t.npy")))
+[[1, 2],
+ [3, 4]]
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import mmap as _mmap
+import os
+import struct
+import sys
+import tempfile
+import zipfile
+import zlib
+from typing import Any, Callable, Iterable, Mapping
+
+from . import _dtypes as D
+from ._backend import get_backend
+from ._dtypes import DType
+from ._tensor import Tensor, as_tensor, wrap
+
+__all__ = ["save_npy", "load_npy", "save_npz", "load_npz", "save_safetensors", "load_safetensors",
+           "save_txt", "load_txt", "load_image", "save_image"]
+
+_LITTLE = sys.byteorder == "little"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+#: the largest .npy header we accept (NumPy's own default limit is 10,000 bytes)
+_MAX_NPY_HEADER = 1 << 20
+#: safetensors' own limit on the JSON header
+_MAX_ST_HEADER = 100_000_000
+
+
+# ---------------------------------------------------------------------------
+# shared helpers
+# ---------------------------------------------------------------------------
+def _prod(shape: Iterable[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _tensor(t: Any, fname: str) -> Tensor:
+    t = as_tensor(t, fname)
+    if t._dtype is D.object_:
+        raise TypeError(f"{fname}: object tensors cannot be saved (only numeric and bool dtypes)")
+    return t
+
+
+def _path(path: Any, fname: str) -> str:
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{fname}: expected a file path (str or os.PathLike), got {type(path).__name__}") from None
+
+
+def _atomic_write(path: Any, fname: str, write: Callable[[Any], None]) -> None:
+    """Run ``write(file)`` on a temporary file beside ``path``, then rename it into place."""
+    p = _path(path, fname)
+    directory = os.path.dirname(os.path.abspath(p))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(p) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _le_bytes(t: Tensor) -> bytes:
+    """The tensor's elements in C order, little-endian."""
+    be = t._backend
+    if _LITTLE or t._dtype.itemsize == 1:
+        return be.to_bytes(t._data)
+    return _swap(be, be.to_bytes(t._data), t._dtype, t.size)  # pragma: no cover  (big-endian hosts)
+
+
+def _swap(be: Any, raw: Any, d: DType, n: int) -> bytes:
+    """Reverse the byte order of each element (each part, for complex) of ``raw``."""
+    part = d.itemsize // 2 if d.kind == "c" else d.itemsize
+    u8 = be.from_buffer(raw, D.uint8, (n * d.itemsize // part, part), 0)
+    return be.to_bytes(be.flip(u8, (1,)))
+
+
+def _check_canonical(be: Any, buf: Any, d: DType, n: int, offset: int, fname: str, where: str) -> None:
+    """bool bytes must be 0/1 and int4/uint4 bytes must hold the value in the low nibble."""
+    if n == 0 or d not in (D.bool, D.int4, D.uint4):
+        return
+    u8 = be.from_buffer(buf, D.uint8, (n,), offset)
+    top = be.to_list(be.reduce("max", u8, (0,), False))
+    limit = 1 if d is D.bool else 15
+    if top > limit:
+        raise ValueError(f"{fname}: {where}: a byte of {top} is not a valid {d} value "
+                         f"(expected at most {limit}); the file is corrupt")
+
+
+def _view(be: Any, buf: Any, d: DType, shape: tuple[int, ...], offset: int) -> Any:
+    if _prod(shape) == 0:
+        return be.empty(shape, d)
+    return be.from_buffer(buf, d, shape, offset)
+
+
+# ---------------------------------------------------------------------------
+# .npy
+# ---------------------------------------------------------------------------
+_NPY_MAGIC = b"\x93NUMPY"
+#: runetensor dtype -> .npy descr (little-endian)
+_NPY_DESCR: dict[DType, Any] = {
+    D.bool: "|b1", D.int8: "|i1", D.uint8: "|u1", D.int16: "<i2", D.uint16: "<u2", D.int32: "<i4",
+    D.uint32: "<u4", D.int64: "<i8", D.uint64: "<u8", D.float16: "<f2", D.float32: "<f4",
+    D.float64: "<f8", D.complex64: "<c8", D.complex128: "<c16",
+    D.bfloat16: [("bfloat16", "<u2")], D.float8_e4m3: [("float8_e4m3", "|u1")],
+    D.float8_e5m2: [("float8_e5m2", "|u1")], D.int4: [("int4", "|u1")], D.uint4: [("uint4", "|u1")],
+}
+_NPY_SIMPLE = {("b", 1): D.bool, ("i", 1): D.int8, ("u", 1): D.uint8, ("i", 2): D.int16, ("u", 2): D.uint16,
+               ("i", 4): D.int32, ("u", 4): D.uint32, ("i", 8): D.int64, ("u", 8): D.uint64,
+               ("f", 2): D.float16, ("f", 4): D.float32, ("f", 8): D.float64, ("c", 8): D.complex64,
+               ("c", 16): D.complex128}
+_NPY_EXTENDED = {"bfloat16": D.bfloat16, "float8_e4m3": D.float8_e4m3, "float8_e5m2": D.float8_e5m2,
+                 "int4": D.int4, "uint4": D.uint4}
+
+
+def _npy_header(t: Tensor) -> bytes:
+    descr = _NPY_DESCR[t._dtype]
+    shape = t.shape
+    text = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (descr, shape)
+    raw = text.encode("latin1")
+    # magic (6) + version (2) + length (2 or 4) + header, padded with spaces and '\n' to 64 bytes
+    for version, lenlen in ((1, 2), (2, 4)):
+        total = 6 + 2 + lenlen + len(raw) + 1
+        pad = (-total) % 64
+        hlen = len(raw) + pad + 1
+        if version == 2 or hlen < 65536:
+            break
+    fmt = "<H" if version == 1 else "<I"
+    return _NPY_MAGIC + bytes([version, 0]) + struct.pack(fmt, hlen) + raw + b" " * pad + b"\n"
+
+
+def _write_npy(f: Any, t: Tensor) -> None:
+    f.write(_npy_header(t))
+    f.write(_le_bytes(t))
+
+
+def save_npy(path: Any, t: Any) -> None:
+    """Write ``t`` to a NumPy ``.npy`` file (format 1.0, or 2.0 for huge headers), atomically.
+
+    Args:
+        path: the file path, or a writable binary file object.
+        t: the tensor (any dtype but ``object``; non-contiguous views are written in C order).
+    Raises:
+        TypeError: for object tensors.
+
+    >>> import os, tempfile, numpy as np, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.npy")
+    >>> rio.save_npy(p, rt.create(rt.int16, [2, 3], [1, 2, 3, 4, 5, 6]))
+    >>> np.load(p).tolist()
+    [[1, 2, 3], [4, 5, 6]]
+    """
+    t = _tensor(t, "save_npy")
+    if hasattr(path, "write") and not isinstance(path, (str, bytes, os.PathLike)):
+        _write_npy(path, t)
+        return
+    _atomic_write(path, "save_npy", lambda f: _write_npy(f, t))
+
+
+def _parse_descr(descr: Any, fname: str, where: str, dtype: DType | None) -> tuple[DType, bool]:
+    """(runetensor dtype, needs byte swap) for a .npy descr."""
+    if isinstance(descr, list):
+        if (len(descr) == 1 and isinstance(descr[0], tuple) and len(descr[0]) == 2
+                and descr[0][0] in _NPY_EXTENDED):
+            d = _NPY_EXTENDED[descr[0][0]]
+            want = _NPY_DESCR[d][0][1]
+            if descr[0][1] != want and descr[0][1].replace("<", "|").replace(">", "|") != want.replace("<", "|"):
+                raise ValueError(f"{fname}: {where}: field {descr[0][0]!r} has type {descr[0][1]!r}; expected {want!r}")
+            swap = descr[0][1].startswith(">") and d.itemsize > 1
+            if dtype is not None and dtype is not d:
+                raise ValueError(f"{fname}: {where} holds {d}, not the requested {dtype}")
+            return d, swap
+        raise ValueError(f"{fname}: {where}: structured dtype {descr!r} is not supported "
+                         "(only runetensor's one-field bfloat16/float8/int4 encodings)")
+    if not isinstance(descr, str) or len(descr) < 2:
+        raise ValueError(f"{fname}: {where}: bad dtype descr {descr!r}")
+    order = descr[0] if descr[0] in "<>|=" else "="
+    body = descr[1:] if descr[0] in "<>|=" else descr
+    kind, size = body[:1], body[1:]
+    if not size.isdigit():
+        raise ValueError(f"{fname}: {where}: dtype {descr!r} is not supported")
+    n = int(size)
+    if kind == "V":
+        if dtype is None:
+            raise ValueError(f"{fname}: {where} holds raw void data ({descr!r}), as NumPy writes bfloat16/float8/"
+                             "int4 arrays; pass dtype= (e.g. rt.bfloat16) to read it")
+        if dtype.itemsize != n or dtype is D.object_:
+            raise ValueError(f"{fname}: {where}: void items of {n} bytes cannot hold {dtype}")
+        return dtype, False
+    d = _NPY_SIMPLE.get((kind, n))
+    if d is None:
+        raise ValueError(f"{fname}: {where}: dtype {descr!r} is not supported (expected bool, integer, float or "
+                         "complex data)")
+    if dtype is not None and dtype is not d:
+        raise ValueError(f"{fname}: {where} holds {d}, not the requested {dtype}")
+    swap = n > 1 and ((order == ">" and _LITTLE) or (order == "<" and not _LITTLE))
+    return d, swap
+
+
+def _read_exact(f: Any, n: int, fname: str, where: str, what: str) -> bytes:
+    b = f.read(n)
+    if len(b) != n:
+        raise ValueError(f"{fname}: {where} is truncated: expected {n} bytes of {what}, got {len(b)}")
+    return b
+
+
+def _parse_npy_header(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None
+                      ) -> tuple[DType, tuple[int, ...], bool, bool, int]:
+    """Read the header from ``f``: (dtype, shape, fortran_order, swap, data_offset)."""
+    magic = f.read(8)
+    if len(magic) < 8 or magic[:6] != _NPY_MAGIC:
+        raise ValueError(f"{fname}: {where} is not a .npy file (expected the magic string \\x93NUMPY, "
+                         f"got {bytes(magic[:6])!r})")
+    major, minor = magic[6], magic[7]
+    if (major, minor) == (1, 0):
+        hl = struct.unpack("<H", _read_exact(f, 2, fname, where, "header length"))[0]
+        start = 10
+    elif (major, minor) in ((2, 0), (3, 0)):
+        hl = struct.unpack("<I", _read_exact(f, 4, fname, where, "header length"))[0]
+        start = 12
+    else:
+        raise ValueError(f"{fname}: {where}: unsupported .npy format version {major}.{minor}")
+    if hl > _MAX_NPY_HEADER or (avail is not None and start + hl > avail):
+        raise ValueError(f"{fname}: {where}: header length {hl} is larger than the file "
+                         f"({avail} bytes)" if avail is not None else f"{fname}: {where}: header length {hl} is too large")
+    raw = _read_exact(f, hl, fname, where, "header")
+    try:
+        text = raw.decode("utf8" if major == 3 else "latin1")
+        hdr = ast.literal_eval(text)
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError, TypeError):
+        raise ValueError(f"{fname}: {where}: the header is not a valid Python literal: {raw[:80]!r}") from None
+    if not isinstance(hdr, dict) or set(hdr) != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"{fname}: {where}: the header must be a dict with keys descr, fortran_order, shape; "
+                         f"got {hdr!r:.120}")
+    shape = hdr["shape"]
+    if (not isinstance(shape, tuple) or len(shape) > 64
+            or not all(type(s) is int and s >= 0 for s in shape)):
+        raise ValueError(f"{fname}: {where}: bad shape {shape!r:.80} (expected a tuple of non-negative ints)")
+    fo = hdr["fortran_order"]
+    if not isinstance(fo, builtins.bool):
+        raise ValueError(f"{fname}: {where}: fortran_order must be True or False, got {fo!r:.40}")
+    d, swap = _parse_descr(hdr["descr"], fname, where, dtype)
+    return d, shape, fo, swap, start + hl
+
+
+def _dtype_arg(dtype: Any, fname: str) -> DType | None:
+    if dtype is None:
+        return None
+    d = D.dtype_of(dtype)
+    if d is D.object_:
+        raise TypeError(f"{fname}: dtype object cannot be loaded")
+    return d
+
+
+def _finish_npy(be: Any, buf: Any, d: DType, shape: tuple[int, ...], fo: bool, swap: bool, offset: int,
+                fname: str, where: str) -> Tensor:
+    n = _prod(shape)
+    if swap:
+        raw = bytes(builtins.memoryview(buf)[offset:offset + n * d.itemsize])
+        buf, offset = bytearray(_swap(be, raw, d, n)), 0
+    _check_canonical(be, buf, d, n * d.itemsize if d in (D.bool, D.int4, D.uint4) else 0, offset, fname, where)
+    if fo:
+        h = _view(be, buf, d, tuple(reversed(shape)), offset)
+        h = be.permute(h, tuple(range(len(shape) - 1, -1, -1)))
+    else:
+        h = _view(be, buf, d, shape, offset)
+    return wrap(h, d, be)
+
+
+def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None) -> Tensor:
+    d, shape, fo, swap, off = _parse_npy_header(f, fname, where, dtype, avail)
+    nbytes = _prod(shape) * d.itemsize
+    if avail is not None and off + nbytes != avail:
+        raise ValueError(f"{fname}: {where}: shape {shape} of {d} needs {nbytes} bytes of data, but the file has "
+                         f"{avail - off}")
+    buf = bytearray(nbytes)
+    got = f.readinto(buf) if nbytes else 0
+    if got != nbytes:
+        raise ValueError(f"{fname}: {where} is truncated: shape {shape} of {d} needs {nbytes} bytes of data, "
+                         f"got {got}")
+    if avail is None and f.read(1):
+        raise ValueError(f"{fname}: {where} has data beyond the {nbytes} bytes that shape {shape} of {d} needs")
+    return _finish_npy(get_backend(), buf, d, shape, fo, swap, 0, fname, where)
+
+
+def load_npy(path: Any, mmap: Any = False, dtype: Any = None) -> Tensor:
+    """Read a NumPy ``.npy`` file.
+
+    Args:
+        path: the file path, or a readable binary file object.
+        mmap: False (read into memory), True or ``"r"`` (memory-map read-only),
+            ``"r+"`` (writes go to the file) or ``"c"`` (copy-on-write).
+        dtype: required for raw void data (``'<V2'``/``'|V1'``, as NumPy writes
+            bfloat16/float8/int4); otherwise, if given, it must match the file.
+    Returns:
+        The tensor (Fortran-order files come back as a Fortran-strided view).
+    Raises:
+        ValueError: wrong magic, truncated or corrupt header, unsupported
+            dtype, data size that does not match the shape, invalid bool/int4 bytes.
+
+    >>> import os, tempfile, numpy as np, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.npy"); np.save(p, np.arange(4.0))
+    >>> print(rio.load_npy(p, mmap=True))
+    [0, 1, 2, 3]
+    """
+    fname = "load_npy"
+    d = _dtype_arg(dtype, fname)
+    if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
+        if mmap:
+            raise ValueError("load_npy: mmap needs a file path, not a file object")
+        return _read_npy_stream(path, fname, "the stream", d, None)
+    p = _path(path, fname)
+    where = repr(p)
+    if not mmap:
+        with open(p, "rb") as f:
+            return _read_npy_stream(f, fname, where, d, os.fstat(f.fileno()).st_size)
+    access = {True: _mmap.ACCESS_READ, "r": _mmap.ACCESS_READ, "r+": _mmap.ACCESS_WRITE,
+              "c": _mmap.ACCESS_COPY}.get(mmap)
+    if access is None:
+        raise ValueError(f"load_npy: mmap must be False, True, 'r', 'r+' or 'c', got {mmap!r}")
+    with open(p, "r+b" if access == _mmap.ACCESS_WRITE else "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
+        nbytes = _prod(shape) * dd.itemsize
+        if off + nbytes != size:
+            raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
+                             f"{size - off}")
+        if swap:
+            raise ValueError(f"{fname}: {where} holds non-native byte order data, which cannot be memory-mapped; "
+                             "load it with mmap=False")
+        mm = _mmap.mmap(f.fileno(), 0, access=access)
+    return _finish_npy(get_backend(), mm, dd, shape, fo, False, off, fname, where)
+
+
+# ---------------------------------------------------------------------------
+# .npz
+# ---------------------------------------------------------------------------
+def save_npz(path: Any, arrays: Mapping[str, Any] | None = None, *, compressed: bool = False,
+             **named: Any) -> None:
+    """Write several tensors to a NumPy ``.npz`` archive (a zip of ``.npy`` files), atomically.
+
+    Args:
+        path: the file path.
+        arrays: a mapping name -> tensor (names become ``name.npy`` members).
+        compressed: deflate the members (``np.savez_compressed``).
+        named: more tensors by keyword.
+    Raises:
+        ValueError: for an empty or duplicate name.
+        TypeError: for object tensors or non-string names.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.npz")
+    >>> rio.save_npz(p, {"w": rt.ones(rt.float32, [2])}, b=rt.zeros(rt.int8, [3]))
+    >>> sorted(rio.load_npz(p))
+    ['b', 'w']
+    """
+    fname = "save_npz"
+    items: dict[str, Tensor] = {}
+    for src in ((arrays or {}).items(), named.items()):
+        for k, v in src:
+            if not isinstance(k, str):
+                raise TypeError(f"{fname}: names must be strings, got {type(k).__name__} {k!r}")
+            if not k:
+                raise ValueError(f"{fname}: names must be non-empty")
+            if k in items:
+                raise ValueError(f"{fname}: the name {k!r} is given twice")
+            items[k] = _tensor(v, fname)
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+
+    def write(f: Any) -> None:
+        with zipfile.ZipFile(f, "w", compression=method, allowZip64=True) as zf:
+            for k, t in items.items():
+                big = t.nbytes > (1 << 31)
+                with zf.open(k + ".npy", "w", force_zip64=big) as m:
+                    _write_npy(m, t)
+
+    _atomic_write(path, fname, write)
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError,
+               struct.error, UnicodeDecodeError, RuntimeError)
+
+
+def load_npz(path: Any) -> dict[str, Tensor]:
+    """Read a NumPy ``.npz`` archive: a dict name -> tensor, in archive order.
+
+    Raises:
+        ValueError: for a file that is not a zip archive, a corrupt member
+            (bad CRC, truncated data), a member that is not ``.npy``, or a
+            duplicate name.
+
+    >>> import os, tempfile, numpy as np, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.npz"); np.savez(p, x=np.arange(3))
+    >>> print(rio.load_npz(p)["x"])
+    [0, 1, 2]
+    """
+    fname = "load_npz"
+    p = _path(path, fname)
+    out: dict[str, Tensor] = {}
+    try:
+        with zipfile.ZipFile(p, "r") as zf:
+            for info in zf.infolist():
+                if info.is_dir():
+                    continue
+                name = info.filename
+                if not name.endswith(".npy"):
+                    raise ValueError(f"{fname}: {p!r}: member {name!r} is not a .npy file")
+                key = name[:-4]
+                if key in out:
+                    raise ValueError(f"{fname}: {p!r}: member {name!r} appears twice")
+                with zf.open(info) as m:
+                    out[key] = _read_npy_stream(m, fname, f"{p!r} member {name!r}", None, info.file_size)
+    except _ZIP_ERRORS as e:
+        raise ValueError(f"{fname}: {p!r} is not a valid .npz archive: {e}") from None
+    return out
+
+
+# ---------------------------------------------------------------------------
+# safetensors
+# ---------------------------------------------------------------------------
+_ST_DTYPE: dict[DType, str] = {
+    D.bool: "BOOL", D.uint8: "U8", D.int8: "I8", D.uint16: "U16", D.int16: "I16", D.float16: "F16",
+    D.bfloat16: "BF16", D.uint32: "U32", D.int32: "I32", D.float32: "F32", D.uint64: "U64", D.int64: "I64",
+    D.float64: "F64", D.float8_e4m3: "F8_E4M3", D.float8_e5m2: "F8_E5M2", D.complex64: "C64",
+}
+_ST_FROM = {v: k for k, v in _ST_DTYPE.items()}
+
+
+def save_safetensors(path: Any, tensors: Mapping[str, Any], metadata: Mapping[str, str] | None = None) -> None:
+    """Write tensors to a safetensors file, atomically.
+
+    Args:
+        path: the file path.
+        tensors: mapping name -> tensor (any shape; dtypes of the format, see the module doc).
+        metadata: optional string -> string mapping stored as ``__metadata__``.
+    Raises:
+        TypeError: for a dtype safetensors cannot hold (int4, uint4,
+            complex128, object) or non-string names/metadata.
+        ValueError: for an empty name or the reserved name ``__metadata__``.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+    >>> rio.save_safetensors(p, {"w": rt.create(rt.bfloat16, [2], [0.5, -1])}, metadata={"step": "3"})
+    >>> t, meta = rio.load_safetensors(p, return_metadata=True)
+    >>> print(t["w"], t["w"].dtype, meta)
+    [0.5, -1] bfloat16 {'step': '3'}
+    """
+    fname = "save_safetensors"
+    if not isinstance(tensors, Mapping):
+        raise TypeError(f"{fname}: tensors must be a mapping name -> tensor, got {type(tensors).__name__}")
+    header: dict[str, Any] = {}
+    if metadata is not None:
+        if not isinstance(metadata, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in metadata.items()):
+            raise TypeError(f"{fname}: metadata must map strings to strings, got {metadata!r:.80}")
+        header["__metadata__"] = dict(metadata)
+    items: list[tuple[str, Tensor]] = []
+    offset = 0
+    for k, v in tensors.items():
+        if not isinstance(k, str):
+            raise TypeError(f"{fname}: names must be strings, got {type(k).__name__} {k!r}")
+        if not k or k == "__metadata__":
+            raise ValueError(f"{fname}: invalid tensor name {k!r}")
+        t = _tensor(v, fname)
+        code = _ST_DTYPE.get(t._dtype)
+        if code is None:
+            raise TypeError(f"{fname}: {t._dtype} has no safetensors dtype (tensor {k!r}); cast it first")
+        header[k] = {"dtype": code, "shape": list(t.shape), "data_offsets": [offset, offset + t.nbytes]}
+        offset += t.nbytes
+        items.append((k, t))
+    hb = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf8")
+    hb += b" " * ((-len(hb)) % 8)
+
+    def write(f: Any) -> None:
+        f.write(struct.pack("<Q", len(hb)))
+        f.write(hb)
+        for _, t in items:
+            f.write(_le_bytes(t))
+
+    _atomic_write(path, fname, write)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r} in the JSON header")
+        out[k] = v
+    return out
+
+
+def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = False) -> Any:
+    """Read a safetensors file: a dict name -> tensor, in header order.
+
+    Args:
+        path: the file path.
+        mmap: memory-map the file read-only instead of reading it.
+        return_metadata: also return the ``__metadata__`` dict (``{}`` if absent).
+    Returns:
+        ``tensors`` or ``(tensors, metadata)``.
+    Raises:
+        ValueError: truncated file, header length beyond the file, invalid
+            JSON, unknown dtype, offsets that do not match the shape, overlap,
+            leave holes or run past the data, invalid bool bytes.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+    >>> rio.save_safetensors(p, {"a": rt.ones(rt.float8_e4m3, [2, 2])})
+    >>> rio.load_safetensors(p)["a"].shape
+    (2, 2)
+    """
+    fname = "load_safetensors"
+    p = _path(path, fname)
+    where = repr(p)
+    with open(p, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < 8:
+            raise ValueError(f"{fname}: {where} is truncated: {size} bytes, a safetensors file starts with an "
+                             "8-byte header length")
+        n = struct.unpack("<Q", f.read(8))[0]
+        if n > size - 8 or n > _MAX_ST_HEADER:
+            raise ValueError(f"{fname}: {where} is not a valid safetensors file: header length {n} exceeds the "
+                             f"file ({size} bytes)")
+        hb = f.read(n)
+        if mmap:
+            buf: Any = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ) if size > 8 + n else bytearray()
+            base = 8 + n
+        else:
+            buf = bytearray(size - 8 - n)
+            if f.readinto(buf) != len(buf):
+                raise ValueError(f"{fname}: {where} is truncated")
+            base = 0
+    try:
+        if not hb.lstrip(b" ").startswith(b"{"):
+            raise ValueError("the header does not start with '{'")
+        header = json.loads(hb.decode("utf8"), object_pairs_hook=_no_duplicates)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{fname}: {where} is not a valid safetensors file: bad JSON header ({e})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{fname}: {where}: the header must be a JSON object")
+    data_len = size - 8 - n
+    meta = header.pop("__metadata__", {})
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise ValueError(f"{fname}: {where}: __metadata__ must map strings to strings")
+    be = get_backend()
+    spans: list[tuple[int, int, str]] = []
+    entries: list[tuple[str, DType, tuple[int, ...], int]] = []
+    for k, e in header.items():
+        if not isinstance(e, dict) or set(e) != {"dtype", "shape", "data_offsets"}:
+            raise ValueError(f"{fname}: {where}: entry {k!r} must have exactly dtype, shape and data_offsets")
+        d = _ST_FROM.get(e["dtype"]) if isinstance(e["dtype"], str) else None
+        if d is None:
+            raise ValueError(f"{fname}: {where}: entry {k!r} has unsupported dtype {e['dtype']!r}")
+        shape = e["shape"]
+        if (not isinstance(shape, list) or len(shape) > 64
+                or not all(type(s) is int and s >= 0 for s in shape)):
+            raise ValueError(f"{fname}: {where}: entry {k!r} has bad shape {shape!r:.80}")
+        offs = e["data_offsets"]
+        if (not isinstance(offs, list) or len(offs) != 2 or not all(type(o) is int for o in offs)
+                or not 0 <= offs[0] <= offs[1] <= data_len):
+            raise ValueError(f"{fname}: {where}: entry {k!r} has data_offsets {offs!r:.80} outside the "
+                             f"{data_len}-byte data")
+        need = _prod(shape) * d.itemsize
+        if offs[1] - offs[0] != need:
+            raise ValueError(f"{fname}: {where}: entry {k!r}: shape {tuple(shape)} of {d} needs {need} bytes, "
+                             f"data_offsets span {offs[1] - offs[0]}")
+        spans.append((offs[0], offs[1], k))
+        entries.append((k, d, tuple(shape), offs[0]))
+    pos = 0
+    for b0, b1, k in sorted(spans):
+        if b0 != pos:
+            what = "overlaps the previous tensor" if b0 < pos else f"leaves a hole of {b0 - pos} bytes"
+            raise ValueError(f"{fname}: {where}: entry {k!r} {what}")
+        pos = b1
+    if pos != data_len:
+        raise ValueError(f"{fname}: {where}: {data_len - pos} bytes of data after the last tensor")
+    out: dict[str, Tensor] = {}
+    for k, d, shape, off in entries:
+        nb = _prod(shape) * d.itemsize
+        _check_canonical(be, buf, d, nb if d is D.bool else 0, base + off, fname, f"{where} entry {k!r}")
+        if not _LITTLE and d.itemsize > 1:  # pragma: no cover  (big-endian hosts)
+            raw = bytes(builtins.memoryview(buf)[base + off:base + off + nb])
+            out[k] = wrap(_view(be, bytearray(_swap(be, raw, d, _prod(shape))), d, shape, 0), d, be)
+        else:
+            out[k] = wrap(_view(be, buf, d, shape, base + off), d, be)
+    return (out, dict(meta)) if return_metadata else out
+
+
+# ---------------------------------------------------------------------------
+# text
+# ---------------------------------------------------------------------------
+_TXT_TAG = "# runetensor:"
+
+
+def _fmt_value(v: Any, d: DType) -> str:
+    if d is D.bool:
+        return "1" if v else "0"
+    if d.kind in "iu":
+        return str(int(v))
+    if d.kind == "c":
+        z = complex(v)
+        return repr(z).strip("()")
+    return repr(float(v))
+
+
+def save_txt(path: Any, t: Any, delimiter: str = " ") -> None:
+    """Write a tensor of rank <= 2 as text (one row per line), atomically.
+
+    The first line is a comment ``# runetensor: dtype=<dtype> shape=<shape>``
+    that :func:`load_txt` uses to restore the exact dtype and shape; NumPy's
+    ``loadtxt`` skips it as a comment.
+
+    Args:
+        path: the file path.
+        t: a 0-d, 1-D (written as one column) or 2-D tensor.
+        delimiter: the separator between values of a row (not a digit, sign,
+            letter, '.', '#', '(' or ')').
+    Raises:
+        ValueError: for rank > 2 or a bad delimiter.
+        TypeError: for object tensors.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> rio.save_txt(p, rt.create(rt.float32, [2, 2], [0.1, 2, -3, 4.5]))
+    >>> print(open(p).read(), end="")
+    # runetensor: dtype=float32 shape=(2, 2)
+    0.10000000149011612 2.0
+    -3.0 4.5
+    """
+    fname = "save_txt"
+    t = _tensor(t, fname)
+    if t.ndim > 2:
+        raise ValueError(f"{fname}: expected a tensor of rank <= 2, got shape {t.shape}")
+    if (not isinstance(delimiter, str) or not delimiter or delimiter.strip() and
+            any(c.isalnum() or c in "+-.#()_" for c in delimiter) or "\n" in delimiter or "\r" in delimiter):
+        raise ValueError(f"{fname}: bad delimiter {delimiter!r}")
+    d = t._dtype
+    vals = t._backend.to_list(t._data)
+    if t.ndim == 0:
+        rows = [[vals]]
+    elif t.ndim == 1:
+        rows = [[v] for v in vals]
+    else:
+        rows = vals
+    lines = [f"{_TXT_TAG} dtype={d.name} shape={t.shape}\n"]
+    lines += [delimiter.join(_fmt_value(v, d) for v in row) + "\n" for row in rows]
+    data = "".join(lines).encode("utf8")
+    _atomic_write(path, fname, lambda f: f.write(data))
+
+
+def _parse_value(s: str, d: DType, fname: str, where: str) -> Any:
+    try:
+        if d is D.bool:
+            low = s.lower()
+            if low in ("1", "true"):
+                return True
+            if low in ("0", "false"):
+                return False
+            raise ValueError
+        if d.kind in "iu":
+            return int(s)
+        if d.kind == "c":
+            return complex(s)
+        return float(s)
+    except ValueError:
+        raise ValueError(f"{fname}: {where}: {s!r} is not a valid {d} value") from None
+
+
+def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comments: str = "#") -> Tensor:
+    """Read a text file of numbers (one row per line) into a tensor.
+
+    Args:
+        path: the file path.
+        dtype: element type (default: the file's ``# runetensor:`` line, else float64).
+        delimiter: value separator (default: any whitespace).
+        comments: lines starting with this (after spaces) are skipped.
+    Returns:
+        With a ``# runetensor:`` line, the saved shape; otherwise 2-D
+        ``(rows, columns)``, squeezed as NumPy's ``loadtxt`` does (one column
+        or one row gives 1-D, a single value 0-d).
+    Raises:
+        ValueError: for ragged rows, unparsable values, values out of range
+            for ``dtype``, or a value count that does not match the saved shape.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> _ = open(p, "w").write("1 2 3\\n4 5 6\\n")
+    >>> print(rio.load_txt(p, dtype=rt.int32))
+    [[1, 2, 3],
+     [4, 5, 6]]
+    """
+    fname = "load_txt"
+    p = _path(path, fname)
+    want = _dtype_arg(dtype, fname)
+    saved_dtype: DType | None = None
+    saved_shape: tuple[int, ...] | None = None
+    rows: list[list[str]] = []
+    try:
+        with open(p, "r", encoding="utf8") as f:
+            for lineno, line in enumerate(f, 1):
+                s = line.strip()
+                if s.startswith(_TXT_TAG) and saved_shape is None and not rows:
+                    saved_dtype, saved_shape = _parse_tag(s, fname, repr(p))
+                    continue
+                if not s or (comments and s.startswith(comments)):
+                    if not s and saved_shape is not None and len(saved_shape) == 2 and saved_shape[1] == 0:
+                        rows.append([])
+                    continue
+                rows.append(s.split(delimiter) if delimiter is not None else s.split())
+    except UnicodeDecodeError:
+        raise ValueError(f"{fname}: {p!r} is not a UTF-8 text file") from None
+    d = want or saved_dtype or D.float64
+    flat: list[Any] = []
+    ncols = None
+    for i, r in enumerate(rows):
+        r = [x.strip() for x in r]
+        if ncols is None:
+            ncols = len(r)
+        elif len(r) != ncols:
+            raise ValueError(f"{fname}: {p!r}: row {i + 1} has {len(r)} values, the first row has {ncols}")
+        flat += [_parse_value(x, d, fname, f"{p!r} row {i + 1}") for x in r]
+    if saved_shape is not None:
+        shape = saved_shape
+        rows_want, cols_want = (shape[0], shape[1]) if len(shape) == 2 else (shape[0] if shape else 1, 1)
+        if rows and (len(rows) != rows_want or (ncols or 0) != cols_want):
+            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} but the file has {len(rows)} row(s) "
+                             f"of {ncols} value(s)")
+        if _prod(shape) != len(flat):
+            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} ({_prod(shape)} values) but the file "
+                             f"holds {len(flat)}")
+    else:
+        nr, nc = len(rows), ncols or 0
+        shape = tuple(s for s in (nr, nc) if s != 1) if nr and nc else (nr, nc) if nr else (0,)
+    be = get_backend()
+    try:
+        h, _ = be.asarray(flat, d, None)
+    except (OverflowError, ValueError, TypeError) as e:
+        raise ValueError(f"{fname}: {p!r}: a value is out of range for {d}: {e}") from None
+    if d.kind in "iu" and flat:
+        lo, hi = min(flat), max(flat)
+        from ._creation import int_range
+        rlo, rhi = int_range(d)
+        if lo < rlo or hi > rhi:
+            raise ValueError(f"{fname}: {p!r}: value {lo if lo < rlo else hi} is out of range for {d}")
+    r = be.reshape(h, shape)
+    return wrap(r, d, be)
+
+
+def _parse_tag(s: str, fname: str, where: str) -> tuple[DType, tuple[int, ...]]:
+    body = s[len(_TXT_TAG):].strip()
+    try:
+        dpart, spart = body.split(" shape=", 1)
+        if not dpart.startswith("dtype="):
+            raise ValueError
+        d = D.dtype_of(dpart[len("dtype="):].strip())
+        shape = ast.literal_eval(spart.strip())
+        if (not isinstance(shape, tuple) or len(shape) > 2
+                or not all(type(x) is int and x >= 0 for x in shape)):
+            raise ValueError
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise ValueError(f"{fname}: {where}: malformed '# runetensor:' line {s!r:.80}") from None
+    if d is D.object_:
+        raise ValueError(f"{fname}: {where}: object tensors cannot be loaded from text")
+    return d, shape
+
+
+# ---------------------------------------------------------------------------
+# images
+# ---------------------------------------------------------------------------
+def _pil(fname: str) -> Any:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError(f"{fname}: images need Pillow, the optional extra 'image': "
+                          "pip install 'runetensor[image]'") from None
+    return Image
+
+
+#: Pillow mode -> (dtype, channels) kept as they are
+_PIL_MODES = {"L": (D.uint8, 1), "LA": (D.uint8, 2), "RGB": (D.uint8, 3), "RGBA": (D.uint8, 4),
+              "I;16": (D.uint16, 1), "I": (D.int32, 1), "F": (D.float32, 1)}
+
+
+def load_image(path: Any) -> Tensor:
+    """Read a PNG or JPEG (any format Pillow reads) as a ``(H, W)`` or ``(H, W, C)`` tensor.
+
+    Modes: grayscale ``L`` -> uint8 ``(H, W)``; ``LA``/``RGB``/``RGBA`` ->
+    uint8 ``(H, W, 2|3|4)``; 16-bit grayscale -> uint16 ``(H, W)``; 32-bit
+    ``I``/``F`` -> int32/float32 ``(H, W)``; palette and other modes are
+    converted to RGB (RGBA when transparent).
+
+    Raises:
+        ImportError: if Pillow (the extra ``image``) is missing.
+        ValueError: for a file that is not a readable image (unknown format, truncated, corrupt).
+    """
+    fname = "load_image"
+    Image = _pil(fname)
+    p = _path(path, fname)
+    try:
+        with Image.open(p) as im:
+            im.load()
+            mode = im.mode
+            if mode in ("I;16", "I;16L"):
+                mode = "I;16"
+                im2 = im
+            elif mode in _PIL_MODES:
+                im2 = im
+            elif mode == "1":
+                im2, mode = im.convert("L"), "L"
+            elif mode == "P" and "transparency" in im.info or mode in ("PA", "RGBa", "La"):
+                im2, mode = im.convert("RGBA"), "RGBA"
+            else:
+                im2, mode = im.convert("RGB"), "RGB"
+            w, h = im2.size
+            raw = im2.tobytes("raw", "I;16" if mode == "I;16" else mode)
+    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as e:
+        raise ValueError(f"{fname}: {p!r} is not a readable image: {e}") from None
+    d, c = _PIL_MODES[mode]
+    shape = (h, w) if c == 1 else (h, w, c)
+    if len(raw) != _prod(shape) * d.itemsize:  # pragma: no cover  (Pillow guarantees this)
+        raise ValueError(f"{fname}: {p!r}: decoded {len(raw)} bytes for a {shape} {d} image")
+    be = get_backend()
+    buf = bytearray(raw)
+    if not _LITTLE and d.itemsize > 1:  # pragma: no cover
+        buf = bytearray(_swap(be, raw, d, _prod(shape)))
+    return wrap(_view(be, buf, d, shape, 0), d, be)
+
+
+def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) -> None:  # noqa: A002
+    """Write a uint8 ``(H, W)``, ``(H, W, 1|2|3|4)`` or uint16 ``(H, W)`` tensor as an image, atomically.
+
+    Args:
+        path: the file path; the format comes from its extension (``.png``,
+            ``.jpg``/``.jpeg``) unless ``format`` is given.
+        t: the image (rows, columns, channels).
+        format: ``"PNG"`` or ``"JPEG"`` (or another Pillow format name).
+        quality: JPEG quality 1..95.
+    Raises:
+        ImportError: if Pillow is missing.
+        TypeError: for a dtype other than uint8 (or uint16 grayscale).
+        ValueError: for a bad shape, unknown format, or alpha/16-bit data in a JPEG.
+    """
+    fname = "save_image"
+    Image = _pil(fname)
+    t = _tensor(t, fname)
+    p = _path(path, fname)
+    fmt = format
+    if fmt is None:
+        ext = os.path.splitext(p)[1].lower()
+        fmt = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".bmp": "BMP", ".gif": "GIF", ".tif": "TIFF",
+               ".tiff": "TIFF", ".webp": "WEBP"}.get(ext)
+        if fmt is None:
+            raise ValueError(f"{fname}: cannot tell the image format from {p!r}; pass format='PNG' or 'JPEG'")
+    fmt = fmt.upper()
+    if fmt == "JPG":
+        fmt = "JPEG"
+    shape = t.shape
+    if t.ndim == 3 and shape[2] == 1:
+        shape = shape[:2]
+    if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (2, 3, 4)) or 0 in shape:
+        raise ValueError(f"{fname}: expected a non-empty (H, W) or (H, W, 1|2|3|4) tensor, got shape {t.shape}")
+    if t._dtype is D.uint8:
+        mode = "L" if len(shape) == 2 else {2: "LA", 3: "RGB", 4: "RGBA"}[shape[2]]
+    elif t._dtype is D.uint16 and len(shape) == 2:
+        mode = "I;16"
+    else:
+        raise TypeError(f"{fname}: expected uint8 pixels (or uint16 grayscale), got {t._dtype} of shape {t.shape}; "
+                        "scale and cast first")
+    if fmt == "JPEG" and mode not in ("L", "RGB"):
+        raise ValueError(f"{fname}: JPEG holds only grayscale or RGB uint8 images, got mode {mode}")
+    raw = t._backend.to_bytes(t._data)
+    if mode == "I;16" and not _LITTLE:  # pragma: no cover
+        raw = _swap(t._backend, raw, D.uint16, t.size)
+    im = Image.frombytes(mode, (shape[1], shape[0]), raw)
+    kw: dict[str, Any] = {"quality": int(quality)} if fmt == "JPEG" else {}
+
+    def write(f: Any) -> None:
+        try:
+            im.save(f, format=fmt, **kw)
+        except (KeyError, ValueError, OSError) as e:
+            raise ValueError(f"{fname}: cannot write a {mode} image as {fmt}: {e}") from None
+
+    _atomic_write(p, fname, write)
