@@ -36,3 +36,4 @@ from ._families import load_families as _load_families  # noqa: E402
 
 __all__ += _load_families(globals())
 __version__ = "0.1.0"
+from . import io  # noqa: E402  (runetensor.io: .npy/.npz, safetensors, text, images)
