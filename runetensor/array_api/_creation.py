@@ -63,10 +63,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         ValueError: if ``step`` is 0 or an argument is not finite.
 
     >>> import runetensor.array_api as xp
-    >>> print(xp.arange(5)), print(xp.arange(1, 2, 0.25))
+    >>> print(xp.arange(5))
     [0, 1, 2, 3, 4]
+    >>> print(xp.arange(1, 2, 0.25))
     [1, 1.25, 1.5, 1.75]
-    (None, None)
     """
     check_device(device, "arange")
     if stop is None:
@@ -115,10 +115,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
 
     >>> import runetensor.array_api as xp
     >>> a = xp.asarray([[1, 2], [3, 4]], dtype=xp.float32)
-    >>> print(a), a.dtype
+    >>> print(a)
     [[1, 2],
      [3, 4]]
-    (None, rt.float32)
+    >>> a.dtype
+    rt.float32
     """
     check_device(device, "asarray")
     d = dtype_arg(dtype, "asarray")
@@ -243,9 +244,10 @@ def full(shape: int | Sequence[int], fill_value: bool | int | float | complex, *
 
     >>> import runetensor.array_api as xp
     >>> a = xp.full((2,), 7)
-    >>> print(a), a.dtype
+    >>> print(a)
     [7, 7]
-    (None, rt.int64)
+    >>> a.dtype
+    rt.int64
     """
     check_device(device, "full")
     v, d = _fill_value(fill_value, dtype_arg(dtype, "full"), "full")
@@ -375,10 +377,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         ValueError: if ``num`` is negative.
 
     >>> import runetensor.array_api as xp
-    >>> print(xp.linspace(0, 1, 5)), print(xp.linspace(0, 1, 4, endpoint=False))
+    >>> print(xp.linspace(0, 1, 5))
     [0, 0.25, 0.5, 0.75, 1]
+    >>> print(xp.linspace(0, 1, 4, endpoint=False))
     [0, 0.25, 0.5, 0.75]
-    (None, None)
     """
     from .._validate import as_int
     check_device(device, "linspace")
@@ -422,12 +424,12 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
 
     >>> import runetensor.array_api as xp
     >>> X, Y = xp.meshgrid(xp.asarray([1, 2, 3]), xp.asarray([4, 5]))
-    >>> print(X), print(Y)
+    >>> print(X)
     [[1, 2, 3],
      [1, 2, 3]]
+    >>> print(Y)
     [[4, 4, 4],
      [5, 5, 5]]
-    (None, None)
     """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")

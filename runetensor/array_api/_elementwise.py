@@ -196,10 +196,10 @@ def bitwise_invert(x: Tensor, /) -> Tensor:
         TypeError: for floating-point input.
 
     >>> import runetensor.array_api as xp
-    >>> print(xp.bitwise_invert(xp.asarray([0, 5], dtype=xp.int8))), print(xp.bitwise_invert(xp.asarray([True])))
+    >>> print(xp.bitwise_invert(xp.asarray([0, 5], dtype=xp.int8)))
     [-1, -6]
+    >>> print(xp.bitwise_invert(xp.asarray([True])))
     [false]
-    (None, None)
     """
     x = arr(x, "bitwise_invert")
     return unary_op("logical_not" if x._dtype is D.bool else "bitwise_not", x, "bitwise_invert")

@@ -283,10 +283,10 @@ def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
 
     >>> import runetensor.array_api as xp
     >>> a, b = xp.unstack(xp.asarray([[1, 2], [3, 4]]), axis=1)
-    >>> print(a), print(b)
+    >>> print(a)
     [1, 3]
+    >>> print(b)
     [2, 4]
-    (None, None)
     """
     x = arr(x, "unstack")
     if x.ndim == 0:

@@ -36,10 +36,10 @@ def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> 
         ValueError: for an empty array.
 
     >>> import runetensor.array_api as xp
-    >>> print(xp.argmax(xp.asarray([[1, 9], [7, 3]]), axis=1)), print(xp.argmax(xp.asarray([1, 3, 3])))
+    >>> print(xp.argmax(xp.asarray([[1, 9], [7, 3]]), axis=1))
     [1, 0]
+    >>> print(xp.argmax(xp.asarray([1, 3, 3])))
     1
-    (None, None)
     """
     return _arg(x, axis, keepdims, "argmax")
 
@@ -79,10 +79,10 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
 
     >>> import runetensor.array_api as xp
     >>> r, c = xp.nonzero(xp.asarray([[0, 1], [2, 0]]))
-    >>> print(r), print(c)
+    >>> print(r)
     [0, 1]
+    >>> print(c)
     [1, 0]
-    (None, None)
     """
     x = arr(x, "nonzero")
     if x.ndim == 0:

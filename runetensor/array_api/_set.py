@@ -82,10 +82,10 @@ def unique_counts(x: Tensor, /) -> UniqueCountsResult:
 
     >>> import runetensor.array_api as xp
     >>> v, c = xp.unique_counts(xp.asarray([2, 1, 2, 2]))
-    >>> print(v), print(c)
+    >>> print(v)
     [1, 2]
+    >>> print(c)
     [1, 3]
-    (None, None)
     """
     r = _unique(x, "unique_counts", False, False, True)
     return UniqueCountsResult(r["values"], r["counts"])
@@ -98,11 +98,11 @@ def unique_inverse(x: Tensor, /) -> UniqueInverseResult:
 
     >>> import runetensor.array_api as xp
     >>> v, inv = xp.unique_inverse(xp.asarray([[5, 3], [5, 4]]))
-    >>> print(v), print(inv)
+    >>> print(v)
     [3, 4, 5]
+    >>> print(inv)
     [[2, 0],
      [2, 1]]
-    (None, None)
     """
     r = _unique(x, "unique_inverse", False, True, False)
     return UniqueInverseResult(r["values"], r["inverse_indices"])
@@ -113,12 +113,14 @@ def unique_all(x: Tensor, /) -> UniqueAllResult:
 
     >>> import runetensor.array_api as xp
     >>> r = xp.unique_all(xp.asarray([4, 2, 4, 1]))
-    >>> print(r.values), print(r.indices), print(r.inverse_indices), print(r.counts)
+    >>> print(r.values)
     [1, 2, 4]
+    >>> print(r.indices)
     [3, 1, 0]
+    >>> print(r.inverse_indices)
     [2, 1, 2, 0]
+    >>> print(r.counts)
     [1, 1, 2]
-    (None, None, None, None)
     """
     r = _unique(x, "unique_all", True, True, True)
     return UniqueAllResult(r["values"], r["indices"], r["inverse_indices"], r["counts"])

@@ -47,10 +47,10 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = N
         ValueError: for a 0-d array or negative ``n``.
 
     >>> import runetensor.array_api as xp
-    >>> print(xp.diff(xp.asarray([1, 4, 9, 16]))), print(xp.diff(xp.asarray([1, 4, 9, 16]), n=2))
+    >>> print(xp.diff(xp.asarray([1, 4, 9, 16])))
     [3, 5, 7]
+    >>> print(xp.diff(xp.asarray([1, 4, 9, 16]), n=2))
     [2, 2]
-    (None, None)
     """
     x = arr(x, "diff")
     if x.ndim == 0:
