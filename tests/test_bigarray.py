@@ -600,7 +600,8 @@ def test_of_numpy():
 def test_repr_and_str():
     g = ba.Genarray.init(ba.int32, C, [2, 2], lambda i: i[0] + i[1])
     assert str(g) == "[[0, 1],\n [1, 2]]"
-    assert repr(g) == "Genarray(int32, c_layout, dims=(2, 2), [[0, 1],  [1, 2]])"
+    assert repr(g) == "Genarray(int32, c_layout, dims=(2, 2), [[0, 1], [1, 2]])"
+    assert str(ba.Array2.of_array(ba.char, F, ["ab", "cd"])) == "['ab', 'cd']"
     assert repr(ba.Array1.of_array(ba.char, C, "hi")) == "Array1(char, c_layout, dims=(2,), 'hi')"
     assert repr(ba.float32) == "bigarray.float32" and repr(ba.ext.bool) == "bigarray.ext.bool"
     assert repr(F) == "bigarray.fortran_layout"

@@ -234,7 +234,7 @@ def _store(kind: Kind, v: Any, fname: str) -> Any:
     # bool
     if isinstance(v, _pybool):
         return v
-    if hasattr(v, "__index__") or type(v).__name__ == "bool_":
+    if hasattr(v, "__index__") or type(v).__name__ in ("bool", "bool_"):  # NumPy's bool scalars
         try:
             i = operator.index(v)
         except TypeError:
@@ -603,14 +603,20 @@ class _Bigarray:
 
     def __repr__(self) -> str:
         dims = self._t._data.shape
-        body = str(self._t) if self._kind.value != "char" else repr(
-            "".join(chr(v) for v in self._t._backend.to_list(self._t._backend.reshape(
-                self._t._backend.contiguous(self._t._data), (self._t._data.size,)))))
-        return (f"{type(self).__name__}({self._kind.name}, {self._layout.name}, dims={dims}, "
-                f"{body.replace(chr(10), ' ')})")
+        body = " ".join(line.strip() for line in str(self).split("\n"))
+        return f"{type(self).__name__}({self._kind.name}, {self._layout.name}, dims={dims}, {body})"
 
     def __str__(self) -> str:
-        """The elements as a runetensor prints them, indexed logically (first index outermost)."""
-        if self._kind.value == "char":
-            return repr(self)
-        return str(self._t)
+        """The elements as a runetensor prints them, indexed logically (first index outermost);
+        ``char`` arrays print their rows as Python strings."""
+        if self._kind.value != "char":
+            return str(self._t)
+
+        def rows(v: Any) -> Any:
+            if not isinstance(v, list):
+                return chr(v)
+            if not v or not isinstance(v[0], list):
+                return "".join(chr(c) for c in v)
+            return [rows(x) for x in v]
+
+        return repr(rows(self._t._backend.to_list(self._t._data)))
