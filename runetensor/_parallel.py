@@ -60,7 +60,9 @@ def set_num_threads(n: int) -> None:
     >>> rt.set_num_threads(old)
     """
     global _num_threads, _executor
-    if isinstance(n, bool) or not isinstance(n, int):
+    if isinstance(n, bool):
+        raise TypeError("set_num_threads: expected a positive int, got bool")
+    if not isinstance(n, int):
         try:
             n = n.__index__()  # type: ignore[union-attr]
         except (AttributeError, TypeError):

@@ -65,6 +65,11 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
 
 
+def _quiet():
+    """IEEE results without warnings (the plain path's warnings are filtered too), in any thread."""
+    return np.errstate(all="ignore")
+
+
 # ---------------------------------------------------------------------------
 # Buffer reuse
 # ---------------------------------------------------------------------------
@@ -171,7 +176,8 @@ def _run_ufunc(fn, ops, out, shape):
     n = out.size
     nt = get_num_threads()
     if nt <= 1 or n < PAR_MIN:
-        fn(*ops, out=out)
+        with _quiet():
+            fn(*ops, out=out)
         return out
     if all(type(a) is not np.ndarray or a.shape == shape or a.ndim == 0 for a in ops):
         flat = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else a for a in ops]
@@ -180,19 +186,22 @@ def _run_ufunc(fn, ops, out, shape):
 
         def work(i):
             lo, hi = ranges[i]
-            fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim else a for a in flat], out=of[lo:hi])
+            with _quiet():
+                fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim else a for a in flat], out=of[lo:hi])
     else:
         rows = shape[0]
         if rows < 2:
-            fn(*ops, out=out)
+            with _quiet():
+                fn(*ops, out=out)
             return out
         nd = len(shape)
         ranges = split(rows, nt)
 
         def work(i):
             lo, hi = ranges[i]
-            fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim == nd and a.shape[0] == rows else a
-                 for a in ops], out=out[lo:hi])
+            with _quiet():
+                fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim == nd and a.shape[0] == rows else a
+                     for a in ops], out=out[lo:hi])
     parallel_for(work, len(ranges))
     return out
 
@@ -206,7 +215,8 @@ def ufunc_call(fn, *ops):
         return None
     shapes = [a.shape for a in ops if type(a) is np.ndarray]
     shape = shapes[0] if all(s == shapes[0] for s in shapes) else np.broadcast_shapes(*shapes)
-    rd = fn(*[_probe(a) for a in ops]).dtype  # the loop NumPy picks (raises as the plain call would)
+    with _quiet():
+        rd = fn(*[_probe(a) for a in ops]).dtype  # the loop NumPy picks (raises as the plain call would)
     if rd.hasobject:
         return None
     return _run_ufunc(fn, ops, empty(shape, rd), shape)
@@ -244,6 +254,10 @@ def lowp_call(fn, ops, nd, boolres: bool):
     groups = split(len(chunks), nt)
 
     def work(g):
+        with _quiet():
+            _lowp_chunks(g)
+
+    def _lowp_chunks(g):
         c0, c1 = groups[g]
         big = max(hi - lo for lo, hi in chunks[c0:c1])
         scratch = [np.empty(big, _F32) if (type(a) is np.ndarray and a.ndim) else None for a in ops]
@@ -271,6 +285,11 @@ def lowp_call(fn, ops, nd, boolres: bool):
 # ---------------------------------------------------------------------------
 _LANES = 4096
 _BLOCK_ROWS = 16
+
+
+def _quiet_call(fn, *args):
+    with _quiet():
+        return fn(*args)
 
 
 def _flat_sum(v, dt):
@@ -311,7 +330,7 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
     if axes == tuple(range(nd)):
         v = x.reshape(-1)
         ranges = split(v.size, nt, ALIGN)
-        parts = parallel_for(lambda i: _flat_sum(v[ranges[i][0]:ranges[i][1]], dt), len(ranges))
+        parts = parallel_for(lambda i: _quiet_call(_flat_sum, v[ranges[i][0]:ranges[i][1]], dt), len(ranges))
         r = parts[0]
         for p in parts[1:]:
             r = np.add(r, p, dtype=dt)

@@ -1,0 +1,387 @@
+"""The NumPy backend's fast paths give the same answers as its plain paths.
+
+Each test computes a primitive twice, with ``_fast.ENABLED`` off (the plain
+path) and on, with the size thresholds lowered so that small inputs take the
+fast paths (threads, chunk boundaries, buffer reuse, blocking).  Results must
+be bit-identical (same dtype, shape and bytes), except float sums, which add
+in a different order: they must agree within the documented bound
+``|fast - plain| <= 2 * (n_block + log2(n) + 2) * eps * sum(|x|)`` (see
+``docs/performance.md``).  Nothing here is timed.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import runetensor as rt
+from runetensor import _parallel
+from runetensor._backend import _fast
+from runetensor._backend.numpy_backend import numpy_backend as be
+
+
+@pytest.fixture(autouse=True)
+def small_thresholds(monkeypatch):
+    """Make small inputs take the fast paths; 3 threads so chunks are uneven."""
+    for name, v in (("PAR_MIN", 64), ("RED_MIN", 64), ("LOWP_MIN", 64), ("LOWP_CHUNK", 192),
+                    ("TCOPY_MIN", 16), ("TCOPY_BLOCK", 8), ("SORT_MIN", 2), ("ALIGN", 64)):
+        monkeypatch.setattr(_fast, name, v)
+    monkeypatch.setattr(_fast, "_LANES", 16)
+    monkeypatch.setattr(_fast, "_BLOCK_ROWS", 4)
+    monkeypatch.setattr(_fast.buffer_pool, "min_bytes", 64)
+    nb = sys.modules["runetensor._backend.numpy_backend"]  # the module (the package attribute is the object)
+    monkeypatch.setattr(nb, "_FAST_MIN", 64)
+    old = rt.get_num_threads()
+    rt.set_num_threads(3)
+    yield
+    rt.set_num_threads(old)
+    _fast.ENABLED = True
+
+
+def both(fn):
+    """(plain result, fast result)."""
+    _fast.ENABLED = False
+    try:
+        plain = fn()
+    finally:
+        _fast.ENABLED = True
+    return plain, fn()
+
+
+def assert_same(plain, fast):
+    assert type(plain) is type(fast)
+    if isinstance(plain, tuple):
+        for p, f in zip(plain, fast):
+            assert_same(p, f)
+        return
+    assert plain.dtype == fast.dtype
+    assert plain.shape == fast.shape
+    assert np.ascontiguousarray(plain).tobytes() == np.ascontiguousarray(fast).tobytes()
+
+
+SIZES = st.sampled_from([1, 63, 64, 65, 127, 200, 257, 1000, 1031])
+FLOATS = dict(allow_nan=True, allow_infinity=True, width=32)
+
+
+def _data(rng, n, dt):
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dt)
+    x = rng.standard_normal(n) * 10
+    if dt.kind == "c":
+        x = x + 1j * rng.standard_normal(n)
+    x = x.astype(dt)
+    if n > 10 and dt.kind == "f":
+        x[3], x[5], x[7], x[9] = np.nan, np.inf, -np.inf, -0.0
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Elementwise: threads, chunk boundaries, buffer reuse
+# ---------------------------------------------------------------------------
+@given(n=SIZES, dt=st.sampled_from(["float32", "float64", "int32", "int64", "uint8", "bool", "complex64",
+                                    "float16", "int8"]),
+       op=st.sampled_from(["add", "sub", "mul", "maximum", "minimum", "lt", "eq", "ne", "fmax",
+                           "logical_and", "bitwise_xor", "pymod", "floordiv"]),
+       seed=st.integers(0, 3))
+def test_binary_same_shape(n, dt, op, seed):
+    rng = np.random.default_rng(seed)
+    x, y = _data(rng, n, dt), _data(rng, n, dt)
+    try:
+        plain, fast = both(lambda: be.binary(op, x, y))
+    except TypeError:  # an op the dtype does not support: both paths must refuse
+        with pytest.raises(TypeError):
+            be.binary(op, x, y)
+        return
+    assert_same(plain, fast)
+
+
+@given(n=SIZES, dt=st.sampled_from(["float32", "float64", "int16", "uint32"]),
+       scalar=st.sampled_from([2, -3, 0.5, 1e30, True]), left=st.booleans())
+def test_binary_scalar(n, dt, scalar, left):
+    x = _data(np.random.default_rng(n), n, dt)
+    for op in ("add", "mul", "sub", "maximum", "gt"):
+        args = (scalar, x) if left else (x, scalar)
+        try:
+            plain, fast = both(lambda: be.binary(op, *args))
+        except (OverflowError, TypeError) as e:
+            with pytest.raises(type(e)):
+                be.binary(op, *args)
+            continue
+        assert_same(plain, fast)
+
+
+@given(rows=st.sampled_from([1, 2, 3, 7, 40]), cols=st.sampled_from([1, 5, 64, 70]),
+       dt=st.sampled_from(["float32", "float64", "int32"]), kind=st.sampled_from(["row", "col", "zero_d"]))
+def test_binary_broadcast(rows, cols, dt, kind):
+    rng = np.random.default_rng(rows * cols)
+    x = _data(rng, rows * cols, dt).reshape(rows, cols)
+    y = {"row": _data(rng, cols, dt), "col": _data(rng, rows, dt).reshape(rows, 1),
+         "zero_d": np.asarray(_data(rng, 1, dt)[0])}[kind]
+    for op in ("add", "mul", "lt"):
+        assert_same(*both(lambda: be.binary(op, x, y)))
+        assert_same(*both(lambda: be.binary(op, y, x)))
+
+
+@given(n=SIZES, dt=st.sampled_from(["float32", "float64", "float16", "complex128"]),
+       op=st.sampled_from(["sin", "cos", "exp", "log", "sqrt", "tanh", "neg", "abs", "isnan", "floor",
+                           "expm1", "atan", "square"]))
+def test_unary(n, dt, op):
+    x = _data(np.random.default_rng(n), n, dt)
+    try:
+        plain, fast = both(lambda: be.unary(op, x))
+    except TypeError:
+        return
+    assert_same(plain, fast)
+
+
+def test_non_contiguous_and_object_fall_back():
+    x = np.arange(600, dtype=np.float32).reshape(20, 30)
+    assert_same(*both(lambda: be.binary("add", x.T, x.T)))
+    assert_same(*both(lambda: be.binary("add", x[:, ::2], 1.5)))
+    assert_same(*both(lambda: be.unary("sin", x[::-1])))
+    o = np.array([1, 2, 3] * 50, dtype=object)
+    assert (be.binary("add", o, o) == o * 2).all()
+
+
+def test_through_the_frontend():
+    a = rt.asarray(np.linspace(-3, 3, 1000, dtype=np.float32))
+    b = rt.asarray(np.linspace(1, 2, 1000, dtype=np.float32))
+    _fast.ENABLED = False
+    plain = [rt.to_numpy(e).copy() for e in (a + b, a * 2.0, a * b + b * rt.sin(a), rt.exp(a) > b)]
+    _fast.ENABLED = True
+    fast = [rt.to_numpy(e) for e in (a + b, a * 2.0, a * b + b * rt.sin(a), rt.exp(a) > b)]
+    for p, f in zip(plain, fast):
+        assert_same(p, f)
+
+
+def test_one_thread_same_result():
+    x = _data(np.random.default_rng(7), 1000, "float32")
+    rt.set_num_threads(1)
+    one = be.unary("exp", x)
+    rt.set_num_threads(2)
+    assert_same(one, be.unary("exp", x))
+
+
+# ---------------------------------------------------------------------------
+# Buffer reuse
+# ---------------------------------------------------------------------------
+def test_pool_never_hands_out_a_live_buffer():
+    pool = _fast.BufferPool(max_bytes=1 << 20, min_bytes=64)
+    a = pool.empty((100,), np.float64)
+    a[:] = 1
+    v = a[10:20]  # a view keeps the buffer alive
+    del a
+    b = pool.empty((100,), np.float64)
+    assert not np.shares_memory(b, v)
+    b[:] = 2
+    assert (v == 1).all()
+    del v
+    c = pool.empty((50,), np.int64)  # same byte size (800), now free: reused
+    d = pool.empty((100,), np.float64)
+    assert not np.shares_memory(c, d) and not np.shares_memory(b, c) and not np.shares_memory(b, d)
+
+
+def test_pool_reuses_freed_buffer_and_respects_limits():
+    pool = _fast.BufferPool(max_bytes=2000, min_bytes=64, per_size=2)
+    a = pool.empty((100,), np.float64)
+    addr = a.__array_interface__["data"][0]
+    del a
+    b = pool.empty((10, 10), np.float64)
+    assert b.__array_interface__["data"][0] == addr and b.shape == (10, 10) and b.flags.c_contiguous
+    big = pool.empty((1000,), np.float64)  # over max_bytes: an ordinary array
+    assert big.shape == (1000,)
+    small = pool.empty((2,), np.float64)  # under min_bytes
+    assert small.shape == (2,)
+    pool.clear()
+
+
+def test_results_through_the_pool_do_not_alias():
+    x = np.arange(1000, dtype=np.float64)
+    r1 = be.binary("add", x, 1.0)
+    r2 = be.binary("add", x, 2.0)
+    assert not np.shares_memory(r1, r2)
+    assert (r1 == x + 1).all() and (r2 == x + 2).all()
+    t = rt.asarray(x)
+    keep = (t + 1.0)[5:]  # a view of a pooled result
+    for _ in range(3):
+        _ = t * 3.0
+    assert (rt.to_numpy(keep) == x[5:] + 1).all()
+
+
+# ---------------------------------------------------------------------------
+# Low-precision floats
+# ---------------------------------------------------------------------------
+LOWP = [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2]
+
+
+@given(n=SIZES, dt=st.sampled_from(LOWP),
+       op=st.sampled_from(["add", "sub", "mul", "div", "pow", "maximum", "lt", "eq", "atan2"]),
+       scalar=st.sampled_from([None, 0.1, 3, 1e6]))
+def test_lowp_binary(n, dt, op, scalar):
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 8).astype(np.float32)
+    if n > 10:
+        x[1], x[2], x[3] = np.nan, np.inf, 1e30
+    x = x.astype(dt)
+    y = (rng.standard_normal(n) * 8).astype(dt) if scalar is None else scalar
+    assert_same(*both(lambda: be.binary(op, x, y)))
+    assert_same(*both(lambda: be.binary(op, y, x) if scalar is not None else be.binary(op, y, x)))
+
+
+@given(n=SIZES, dt=st.sampled_from(LOWP), op=st.sampled_from(["sin", "exp", "sqrt", "neg", "isnan", "tanh"]))
+def test_lowp_unary(n, dt, op):
+    x = (np.random.default_rng(n).standard_normal(n) * 4).astype(np.float32).astype(dt)
+    assert_same(*both(lambda: be.unary(op, x)))
+
+
+def test_lowp_every_bfloat16_value():
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    x = bits.view(ml_dtypes.bfloat16)
+    y = bits[::-1].copy().view(ml_dtypes.bfloat16)
+    for op in ("add", "mul", "div", "sub"):
+        assert_same(*both(lambda: be.binary(op, x, y)))
+
+
+# ---------------------------------------------------------------------------
+# Sums
+# ---------------------------------------------------------------------------
+def _sum_bound(x, axes, n_red):
+    eps = np.finfo(x.dtype).eps if x.dtype.kind == "f" else np.finfo(x.real.dtype).eps
+    mag = np.sum(np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)), axis=axes)
+    return 2 * (_fast._BLOCK_ROWS + math.log2(max(n_red, 2)) + 2) * eps * mag
+
+
+@given(shape=st.sampled_from([(1000,), (7, 150), (150, 7), (3, 5, 70), (64, 64), (5, 1, 300)]),
+       dt=st.sampled_from(["float32", "float64", "int32", "int8", "uint16", "int64", "complex64"]),
+       which=st.sampled_from(["all", "first", "last", "lead2", "trail2", "middle"]), keepdims=st.booleans(),
+       seed=st.integers(0, 3))
+def test_sum(shape, dt, which, keepdims, seed):
+    nd = len(shape)
+    axes = {"all": tuple(range(nd)), "first": (0,), "last": (nd - 1,), "lead2": tuple(range(min(2, nd))),
+            "trail2": tuple(range(max(0, nd - 2), nd)), "middle": (1,) if nd == 3 else (0,)}[which]
+    x = _data(np.random.default_rng(seed), math.prod(shape), dt).reshape(shape)
+    if x.dtype.kind == "f":
+        x = np.where(np.isfinite(x), x, 1.5).astype(dt)
+    plain, fast = both(lambda: be.reduce("sum", x, axes, keepdims))
+    assert plain.dtype == fast.dtype and plain.shape == fast.shape
+    if x.dtype.kind in "iu":  # wrap-around addition is associative: exact
+        assert_same(plain, fast)
+    else:
+        n_red = math.prod(shape[a] for a in axes)
+        bound = _sum_bound(x, axes, n_red)
+        diff = np.abs(plain.astype(np.complex128) - fast.astype(np.complex128))
+        assert (diff <= np.reshape(bound, diff.shape) + 1e-30).all()
+    if axes == tuple(range(nd - len(axes), nd)) and len(axes) < nd and x.dtype.kind == "f" and len(axes) == 1:
+        assert_same(plain, fast)  # trailing-axis sums split only the kept rows: bit-identical
+
+
+def test_sum_special_values_and_large_1d():
+    x = np.ones(10_000, np.float32)
+    x[17] = np.nan
+    plain, fast = both(lambda: be.reduce("sum", x, (0,), False))
+    assert np.isnan(plain) and np.isnan(fast)
+    x = np.full(100_000, 0.1, np.float32)
+    plain, fast = both(lambda: be.reduce("sum", x, (0,), False))
+    assert abs(float(fast) - 10_000.0) <= abs(float(plain) - 10_000.0) + 0.01
+
+
+# ---------------------------------------------------------------------------
+# Copies
+# ---------------------------------------------------------------------------
+@given(r=st.sampled_from([1, 3, 8, 17, 64, 100]), c=st.sampled_from([1, 5, 8, 33, 64]),
+       dt=st.sampled_from(["float32", "float64", "int8", "complex128", "bool"]),
+       view=st.sampled_from(["T", "T_slice", "T_neg", "plain", "slice"]))
+def test_copy_and_contiguous(r, c, dt, view):
+    base = _data(np.random.default_rng(r * c), r * c * 4, dt).reshape(2 * r, 2 * c)
+    x = {"T": base.T, "T_slice": base[::2, 1::2].T, "T_neg": base[::-1, ::-2].T, "plain": base,
+         "slice": base[1:, :c]}[view]
+    for prim in (be.copy, be.contiguous):
+        plain, fast = both(lambda: prim(x))
+        assert_same(plain, fast)
+        assert fast.flags.c_contiguous
+        if prim is be.copy:
+            assert not np.shares_memory(fast, base)
+
+
+# ---------------------------------------------------------------------------
+# Stable argsort / sort
+# ---------------------------------------------------------------------------
+@given(shape=st.sampled_from([(300,), (2,), (17, 40), (40, 17), (3, 4, 50)]), axis=st.integers(-3, 2),
+       dt=st.sampled_from(["float32", "float16", "int32", "int8", "uint32", "uint16", "bool", "int16",
+                           "float64", "int64"]),
+       descending=st.booleans(), seed=st.integers(0, 3))
+def test_argsort_and_sort(shape, axis, dt, descending, seed):
+    if not -len(shape) <= axis < len(shape):
+        axis = -1
+    rng = np.random.default_rng(seed)
+    x = _data(rng, math.prod(shape), dt)
+    if x.dtype.kind == "f":
+        x = np.round(x)  # many ties
+        if x.size > 20:
+            x[11], x[13], x[15] = np.nan, -np.nan, 0.0
+    x = x.reshape(shape)
+    assert_same(*both(lambda: be.argsort(x, axis, descending)))
+    assert_same(*both(lambda: be.sort(x, axis, descending)))
+
+
+def test_argsort_nan_payloads_and_signed_zero():
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0x80000000, 0x00000000, 0x3F800000, 0xFF800000,
+                     0x7F800000, 0x7FC00001, 0x80000000] * 30, dtype=np.uint32)
+    x = bits.view(np.float32)
+    for d in (False, True):
+        assert_same(*both(lambda: be.argsort(x, 0, d)))
+        assert_same(*both(lambda: be.sort(x, 0, d)))
+
+
+def test_sort_frontend_bfloat16():
+    x = rt.asarray(np.round(np.random.default_rng(3).standard_normal(500) * 4).astype(ml_dtypes.bfloat16))
+    _fast.ENABLED = False
+    pv, pi = (rt.to_numpy(e).copy() for e in rt.sort(x))
+    _fast.ENABLED = True
+    fv, fi = (rt.to_numpy(e) for e in rt.sort(x))
+    assert_same(pv, fv)
+    assert_same(pi, fi)
+
+
+# ---------------------------------------------------------------------------
+# The thread pool
+# ---------------------------------------------------------------------------
+def test_set_num_threads_errors():
+    with pytest.raises(ValueError):
+        rt.set_num_threads(0)
+    with pytest.raises(TypeError):
+        rt.set_num_threads(1.5)
+    with pytest.raises(TypeError):
+        rt.set_num_threads(True)
+
+
+def test_parallel_for_results_and_errors():
+    assert _parallel.parallel_for(lambda i: i * 10, 5) == [0, 10, 20, 30, 40]
+
+    def boom(i):
+        if i == 2:
+            raise KeyError("chunk 2")
+        return i
+    with pytest.raises(KeyError):
+        _parallel.parallel_for(boom, 4)
+    # nested calls inside workers run serially (no deadlock)
+    assert _parallel.parallel_for(lambda i: sum(_parallel.parallel_for(lambda j: j, 3)), 4) == [3, 3, 3, 3]
+
+
+def test_split_covers_range():
+    for n in (0, 1, 5, 64, 65, 1000):
+        for parts in (1, 2, 3, 8):
+            for align in (1, 64):
+                r = _parallel.split(n, parts, align)
+                assert r[0][0] == 0 and r[-1][1] == n
+                assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
+                assert all(lo % align == 0 for lo, _ in r)
