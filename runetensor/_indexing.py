@@ -168,8 +168,10 @@ def _norm_slice(s: _pyslice, n: int, fname: str) -> _pyslice:
         raise TypeError(f"{fname}: slice {s} has a non-integer bound; expected ints or None") from None
     except ValueError:
         raise ValueError(f"{fname}: slice {s} has step 0; the step must be non-zero") from None
-    if b < 0:  # negative step running past index 0
-        return _pyslice(a, None, c)
+    if c < 0 and (a < 0 or b < 0):
+        if a < 0:  # an empty negative-step slice (indices() clamps start to -1)
+            return _pyslice(0, 0, 1)
+        return _pyslice(a, None, c)  # a negative step running through index 0
     return _pyslice(a, b, c)
 
 
@@ -413,7 +415,8 @@ def _tensor_getitem(self: Tensor, key: Any) -> Tensor:
                 a, b, c = key.indices(shape[0])
             except (TypeError, ValueError):
                 return _getitem(self, key)
-            s = _pyslice(a, None if b < 0 else b, c)
+            s = _pyslice(a, b, c) if c > 0 or a >= 0 and b >= 0 else \
+                _pyslice(a, None, c) if a >= 0 else _pyslice(0, 0, 1)
             return wrap(self._backend.view_index(h, (s,) + _full(shape[1:])), self._dtype, self._backend)
     return _getitem(self, key)
 
@@ -1063,7 +1066,9 @@ def extract(t: Tensor, condition: Any) -> Tensor:
 
 @attach()
 def nonzero(t: Tensor) -> tuple[Tensor, ...]:
-    """The coordinates of the non-zero (true) elements: one 1-D int64 tensor per axis, in row-major order.
+    """The coordinates of the non-zero (true) elements: one 1-D int32 tensor per axis, in row-major order.
+
+    The coordinates are int32 as in the seed (int64 if a dimension exceeds int32's range).
 
     A 0-d tensor has no axes and gives ``()``.
 
@@ -1076,12 +1081,19 @@ def nonzero(t: Tensor) -> tuple[Tensor, ...]:
     be = t._backend
     if t._data.ndim == 0:
         return ()
-    return tuple(wrap(h, _int64, be) for h in be.nonzero(t._data))
+    d = _coord_dtype(t._data.shape)
+    return tuple(wrap(h if d is _int64 else be.cast(h, d), d, be) for h in be.nonzero(t._data))
+
+
+def _coord_dtype(shape: tuple[int, ...]) -> Any:
+    """int32 (the seed's index type) unless a dimension is too long for it."""
+    return D.int32 if all(s <= 0x7FFFFFFF for s in shape) else _int64
 
 
 @attach()
 def argwhere(t: Tensor) -> Tensor:
-    """The coordinates of the non-zero elements as an int64 tensor of shape ``(count, ndim)``.
+    """The coordinates of the non-zero elements as an int32 tensor of shape ``(count, ndim)``
+    (int64 if a dimension exceeds int32's range).
 
     >>> import runetensor as rt
     >>> print(rt.argwhere(rt.create(rt.int32, [2, 2], [0, 1, 2, 0])))
@@ -1092,12 +1104,13 @@ def argwhere(t: Tensor) -> Tensor:
     be = t._backend
     h = t._data
     nd = h.ndim
+    d = _coord_dtype(h.shape)
     if nd == 0:
         cnt = 1 if be.to_list(be.cast(h, _bool)) else 0
-        return wrap(be.empty((cnt, 0), _int64), _int64, be)
+        return wrap(be.empty((cnt, 0), d), d, be)
     coords = be.nonzero(h)
     cnt = coords[0].shape[0]
-    out = be.empty((cnt, nd), _int64)
+    out = be.empty((cnt, nd), d)
     for j, c in enumerate(coords):
-        be.assign(be.view_index(out, (_pyslice(0, cnt, 1), j)), c)
-    return wrap(out, _int64, be)
+        be.assign(be.view_index(out, (_pyslice(0, cnt, 1), j)), c if d is _int64 else be.cast(c, d))
+    return wrap(out, d, be)

@@ -91,8 +91,28 @@ def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:
     if type(t) is not Tensor:
         t = as_tensor(t, "reshape")
     h = t._data
-    if type(shape) is tuple and shape == h.shape:
-        return wrap(t._backend.reshape(h, shape), t._dtype, t._backend)
+    ts = type(shape)
+    if (ts is tuple or ts is list) and h.size and len(shape) <= MAX_RANK:
+        # fast path: plain ints, at most one -1, non-empty tensor
+        n = 1
+        neg = -1
+        for i, s in enumerate(shape):
+            if type(s) is not int or s < 0:
+                if s == -1 and neg < 0 and type(s) is int:
+                    neg = i
+                    continue
+                break
+            n *= s
+        else:
+            size = h.size
+            if neg >= 0 and n and size % n == 0:
+                shape = tuple(shape)
+                shape = shape[:neg] + (size // n,) + shape[neg + 1:]
+                n = size
+            if n == size:
+                r = t._backend.reshape(h, shape if ts is tuple else tuple(shape))
+                if r is not None:
+                    return wrap(r, t._dtype, t._backend)
     shp = _infer_shape(shape, h.size, "reshape", h.shape)
     if h.size == 0:
         _check_extent(shp, t._dtype.itemsize, "reshape")

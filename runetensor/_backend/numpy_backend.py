@@ -309,7 +309,7 @@ class NumpyBackend(Backend):
 
     def flip(self, h, axes):
         # negative-step slicing: the same view as np.flip, several times faster
-        return h[tuple(_REV if i in axes else _ALL for i in range(h.ndim))]
+        return h[tuple(_REV if i in axes else _ALL for i in range(h.ndim)) + (Ellipsis,)]
 
     def as_strided(self, h, shape, strides, offset):
         isz = h.itemsize
