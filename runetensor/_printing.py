@@ -82,30 +82,69 @@ def _nested(lst: Any, depth: int, kind: str, prec: int) -> str:
     return "[" + sep.join(_nested(x, depth + 1, kind, prec) for x in lst) + "]"
 
 
-def _summarised(t: Any, edge: int) -> Any:
+def _plan(shape: tuple[int, ...], threshold: int, edge: int) -> list[list[int | None]] | None:
+    """Per axis, the indices to show (None marks ``...``), or None when nothing is elided.
+
+    Axes longer than ``2 * edge`` show their first and last ``edge`` entries.  If
+    that still shows more than ``threshold`` elements (many short axes), the
+    edge shrinks down to 1, and then the outermost axes show only their first
+    entry, until the shown part fits: printing never reads or formats more
+    than about ``threshold`` elements.
+    """
+    size = 1
+    for s in shape:
+        size *= s
+    if size <= threshold:
+        return None
+
+    def axis(n: int, e: int, head: bool) -> list[int | None]:
+        if head and n > 1:
+            return [0, None]
+        if n > 2 * e:
+            return list(range(e)) + [None] + list(range(n - e, n))
+        return list(range(n))
+
+    def shown(plan: list[list[int | None]]) -> int:
+        c = 1
+        for ix in plan:
+            c *= sum(1 for i in ix if i is not None)
+        return c
+
+    for e in range(edge, 0, -1):
+        plan = [axis(n, e, False) for n in shape]
+        if shown(plan) <= threshold:
+            return plan
+    for k in range(1, len(shape) + 1):
+        plan = [axis(n, 1, i < k) for i, n in enumerate(shape)]
+        if shown(plan) <= threshold:
+            return plan
+    return plan
+
+
+def _summarised(t: Any, plan: list[list[int | None]]) -> Any:
     """Nested lists of the shown elements, with the string "..." where entries are elided."""
     be, h = t._backend, t._data
 
-    def rec(h: Any) -> Any:
-        n = h.shape[0]
-        if h.ndim == 1:
-            if n > 2 * edge:
-                return (be.to_list(be.view_index(h, (slice(0, edge, 1),))) + ["..."] +
-                        be.to_list(be.view_index(h, (slice(n - edge, n, 1),))))
-            return be.to_list(h)
-        if n > 2 * edge:
-            idx = list(range(edge)) + [None] + list(range(n - edge, n))
-        else:
-            idx = list(range(n))
-        out = []
-        for i in idx:
-            if i is None:
-                out.append("...")
-            else:
-                out.append(rec(be.view_index(h, (i,) + tuple(slice(0, s, 1) for s in h.shape[1:]))))
-        return out
+    def rec(h: Any, depth: int) -> Any:
+        idx = plan[depth]
+        if h.ndim == 1:  # the shown entries between "..." marks are contiguous: one read each
+            out: list[Any] = []
+            run: list[int] = []
+            for i in idx:
+                if i is None:
+                    if run:
+                        out += be.to_list(be.view_index(h, (slice(run[0], run[-1] + 1, 1),)))
+                        run = []
+                    out.append("...")
+                else:
+                    run.append(i)
+            if run:
+                out += be.to_list(be.view_index(h, (slice(run[0], run[-1] + 1, 1),)))
+            return out
+        rest = tuple(slice(0, s, 1) for s in h.shape[1:])
+        return ["..." if i is None else rec(be.view_index(h, (i,) + rest), depth + 1) for i in idx]
 
-    return rec(h)
+    return rec(h, 0)
 
 
 def tensor_str(t: Any) -> str:
@@ -115,8 +154,9 @@ def tensor_str(t: Any) -> str:
     h = t._data
     if h.ndim == 0:
         return format_scalar(t._backend.to_list(h), kind, prec)
-    if h.size > _OPTIONS["threshold"] and any(s > 2 * _OPTIONS["edgeitems"] for s in h.shape):
-        return _nested(_summarised(t, _OPTIONS["edgeitems"]), 0, kind, prec)
+    plan = _plan(h.shape, _OPTIONS["threshold"], _OPTIONS["edgeitems"])
+    if plan is not None:
+        return _nested(_summarised(t, plan), 0, kind, prec)
     return _nested(t._backend.to_list(h), 0, kind, prec)
 
 
