@@ -67,6 +67,11 @@ def _place(stacked: Tensor, ds: Sequence[int], fname: str) -> Tensor:
     return permute(stacked, axes)
 
 
+def _hint(t: Tensor, inner: Sequence[int]) -> Tensor:
+    """An empty stand-in for a sub-array (its shape and dtype), for empty outer shapes."""
+    return wrap(t._backend.empty(tuple(inner), t._dtype), t._dtype, t._backend)
+
+
 def _order_outer(r: Tensor, dl: Sequence[int]) -> Tensor:
     """Reorder axes that came out in sorted-dims order into the order of ``dl``."""
     srt = sorted(dl)
@@ -206,9 +211,9 @@ def maps(a: Any, ds: Sequence[int], f: Callable[[Tensor], Any]) -> Tensor:
         return as_part(f(t), "maps")
     if t._dtype.kind != "O" and fold_op(f) is not None:
         return _place(reduces(t, ds, f), ds, "maps")
-    dl, p, outer, _ = _split(t, ds, "maps")
+    dl, p, outer, inner = _split(t, ds, "maps")
     parts = [as_part(f(s), "maps") for s in _subs(p, outer)]
-    return _place(stack(parts, outer, "maps"), dl, "maps")
+    return _place(stack(parts, outer, "maps", _hint(t, inner)), dl, "maps")
 
 
 def filters(a: Any, ds: Sequence[int], p: Callable[[Tensor], Any]) -> Tensor:
@@ -241,7 +246,7 @@ def _zips(x: Tensor, y: Tensor, ds: Any, f: Callable, fname: str) -> Tensor:
     if ox != oy:
         raise ValueError(f"{fname}: the kept dimensions {dl} have sizes {list(ox)} and {list(oy)}; expected equal sizes")
     parts = [as_part(f(s, u), fname) for s, u in zip(_subs(px, ox), _subs(py, oy))]
-    return _place(stack(parts, ox, fname), dl, fname)
+    return _place(stack(parts, ox, fname, _hint(x, px.shape[len(ox):])), dl, fname)
 
 
 def zips(a: Any, b: Any, ds: Sequence[int], f: Callable[[Tensor, Tensor], Any]) -> Tensor:
@@ -834,7 +839,7 @@ def _telecasts(x: Tensor, y: Tensor, dsa: Any, dsb: Any, f: Callable, fname: str
     if x._dtype.kind != "O" and y._dtype.kind != "O" and is_binary_op(f) and ix == iy:
         return _place(as_part(f(px, py), fname), dl, fname)
     parts = [as_part(f(s, u), fname) for s, u in zip(_subs(px, ox), _subs(py, oy))]
-    return _place(stack(parts, ox, fname), dl, fname)
+    return _place(stack(parts, ox, fname, _hint(x, ix)), dl, fname)
 
 
 def telecasts(a: Any, b: Any, dsa: Sequence[int], dsb: Sequence[int], f: Callable[[Tensor, Tensor], Any]) -> Tensor:

@@ -225,9 +225,7 @@ def values(t: Tensor) -> list[Any]:
 def item(t: Tensor, idx: Sequence[int]) -> Any:
     """One element as a Python value (no bounds check beyond the backend's)."""
     h = t._backend.view_index(t._data, tuple(idx))
-    if t._dtype.kind == "O":
-        return h
-    return t._backend.to_list(h)
+    return t._backend.to_list(h)  # a 0-d handle: its element
 
 
 def infer_dtype(vals: list[Any], default: DType | None = None) -> DType:
@@ -285,8 +283,12 @@ def from_values(shape: Sequence[int], vals: list[Any], dtype: DType | None = Non
     return wrap(be.reshape(t._data, shape), dtype, be)
 
 
-def stack(parts: list[Tensor], outer: Sequence[int], fname: str) -> Tensor:
+def stack(parts: list[Tensor], outer: Sequence[int], fname: str, hint: Tensor | None = None) -> Tensor:
     """Tensors of one shape stacked into a tensor of shape ``outer + inner``.
+
+    With no parts (an empty outer shape) the inner shape and dtype are taken
+    from ``hint`` (a sub-array of the input: functions are assumed to keep
+    the shape), else ``()`` and int64.
 
     Raises:
         ValueError: if the parts' shapes differ.
@@ -294,6 +296,8 @@ def stack(parts: list[Tensor], outer: Sequence[int], fname: str) -> Tensor:
     be = get_backend()
     outer = tuple(outer)
     if not parts:
+        if hint is not None:
+            return empty(outer + hint.shape, hint._dtype, be)
         return empty(outer, D.int64, be)
     inner = parts[0].shape
     d = parts[0]._dtype
