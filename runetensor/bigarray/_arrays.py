@@ -660,10 +660,12 @@ def _reshape(b: Any, dims: Any, fname: str) -> Tensor:
                          f"{dims} ({n_new} elements)")
     h = t._data
     if b._layout is c_layout:
-        r = be.reshape(be.contiguous(h), dims)
+        r = be.reshape(h, dims)
     else:
-        flat = be.reshape(be.contiguous(be.permute(h, _rev(h.ndim))), dims[::-1])
-        r = be.permute(flat, _rev(len(dims)))
+        flat = be.reshape(be.permute(h, _rev(h.ndim)), dims[::-1])
+        r = None if flat is None else be.permute(flat, _rev(len(dims)))
+    if r is None:  # cannot happen: a bigarray is always contiguous in its layout's order
+        raise ValueError(f"{fname}: the array is not contiguous in {b._layout.name} order, so it cannot be reshaped")
     return wrap(r, t._dtype, be)
 
 
