@@ -597,6 +597,21 @@ def test_of_numpy():
     assert ba.Genarray.of_numpy(np.zeros(2, np.uint8)).kind() is ba.int8_unsigned
 
 
+def test_pickle_and_copy():
+    import copy
+    for layout in (C, F):
+        g = ba.Genarray.init(ba.int16_signed, layout, [2, 3], lambda i: 10 * i[0] + i[1])
+        h = pickle.loads(pickle.dumps(g))
+        assert h == g and type(h) is ba.Genarray and not np.shares_memory(np.asarray(h), np.asarray(g))
+        a2 = ba.array2_of_genarray(g)
+        assert pickle.loads(pickle.dumps(a2)) == a2
+        d = copy.deepcopy(a2)
+        d.set(layout.base, layout.base, 99)
+        assert a2.get(layout.base, layout.base) != 99
+    c = ba.Array1.of_array(ba.char, C, "ok")
+    assert pickle.loads(pickle.dumps(c)) == c
+
+
 def test_repr_and_str():
     g = ba.Genarray.init(ba.int32, C, [2, 2], lambda i: i[0] + i[1])
     assert str(g) == "[[0, 1],\n [1, 2]]"

@@ -334,6 +334,16 @@ def _from_values(values: list, dims: tuple[_pyint, ...], kind: Kind, layout: Lay
     return wrap(h, kind.dtype, be)
 
 
+def _restore(cls: type, kind: Kind, layout: Layout, host: Any) -> Any:
+    """Rebuild a pickled bigarray (copying into the layout's order only if the data is not already in it)."""
+    t = as_tensor(host, "bigarray", dtype=kind.dtype)
+    be = t._backend
+    h = t._data
+    if not _in_layout_order(be, h, layout):
+        h = _layout_copy(be, h, layout)
+    return cls._make(wrap(h, kind.dtype, be), kind, layout)
+
+
 # ---------------------------------------------------------------------------
 # The shared base of Genarray and Array0-3
 # ---------------------------------------------------------------------------
@@ -586,6 +596,11 @@ class _Bigarray:
         return r if r is NotImplemented else not r
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        """Pickle (and ``copy``) support: class, kind, layout and the host array of the elements."""
+        t = self._t
+        return (_restore, (type(self), self._kind, self._layout, t._backend.to_host(t._data)))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         """NumPy view of the elements (no copy); a Fortran-layout array gives a Fortran-ordered array."""
