@@ -952,15 +952,17 @@ def cond(a: Any, p: Any = None) -> Tensor:
     last = (sv.ndim - 1,)
     smin = be.reduce("min", sv, last, False)
     smax = be.reduce("max", sv, last, False)
-    sing = be.binary("le", smin, be.binary("mul", smax, 0.0))
-    sing = be.binary("logical_or", sing, be.unary("logical_not", be.unary("isfinite", smin)))
-    eye = be.expand(_eye_h(be, n, cd), t.shape)
-    sing_m = _reshape(be, sing, sing.shape + (1, 1))
-    safe = be.where(be.expand(sing_m, t.shape), eye, h)
     try:
-        ih = be.linalg("inv", safe)
+        ih = be.linalg("inv", h)
+        sing = be.unary("logical_not", be.unary("isfinite", be.reduce("sum", be.unary("abs", ih), (ih.ndim - 2, ih.ndim - 1), False)))
     except NumericalFailure:
-        ih = be.linalg("pinv", safe)
+        # some matrix is singular: mark the rank-deficient ones, invert the others
+        eps = {D.float32: 2.0 ** -23, D.float64: 2.0 ** -52}[cd.real_dtype]
+        sing = be.binary("le", smin, be.binary("mul", smax, n * eps))
+        eye = be.expand(_eye_h(be, n, cd), t.shape)
+        sing_m = _reshape(be, sing, sing.shape + (1, 1))
+        safe = be.where(be.expand(sing_m, t.shape), eye, h)
+        ih = _la("cond", be, "inv", safe)
     nr = norm(wrap(h, cd, be), ord=o, axes=(-2, -1))
     ni = norm(wrap(ih, cd, be), ord=o, axes=(-2, -1))
     r = be.binary("mul", nr._data, ni._data)
@@ -1101,7 +1103,10 @@ def solve(a: Any, b: Any) -> Tensor:
     >>> print(rt.solve(rt.create(rt.float64, [2, 2], [2, 0, 0, 4]), rt.create(rt.float64, [2], [2, 2])))
     [1, 0.5]
     """
-    fname = "solve"
+    return _solve(a, b, "solve")
+
+
+def _solve(a: Any, b: Any, fname: str) -> Tensor:
     ta = _t(a, fname)
     tb = _t(b, fname)
     _matrix(ta, fname, square=True)
@@ -1111,16 +1116,16 @@ def solve(a: Any, b: Any) -> Tensor:
     ha, hb = _cast_h(ta, cd), _cast_h(tb, cd)
     m = ta.shape[-1]
     if tb.ndim == 0:
-        raise ValueError("solve: b must have at least one dimension, got a 0-d tensor")
+        raise ValueError(f"{fname}: b must have at least one dimension, got a 0-d tensor")
     if tb.ndim == 1:
         if tb.shape[0] != m:
-            raise ValueError(f"solve: a has shape {shape_str(ta.shape)} but b has shape {shape_str(tb.shape)}; "
+            raise ValueError(f"{fname}: a has shape {shape_str(ta.shape)} but b has shape {shape_str(tb.shape)}; "
                              f"expected b of length {m}")
         hb = be.reshape(hb, (m, 1))
         r = _la(fname, be, "solve", ha, hb)
         return _back(be, _reshape(be, r, r.shape[:-1]), rd)
     if tb.shape[-2] != m:
-        raise ValueError(f"solve: a has shape {shape_str(ta.shape)} but b has shape {shape_str(tb.shape)}; "
+        raise ValueError(f"{fname}: a has shape {shape_str(ta.shape)} but b has shape {shape_str(tb.shape)}; "
                          f"expected b of shape (..., {m}, K)")
     batch = broadcast_shapes(ta.shape[:-2], tb.shape[:-2], fname=fname)
     ha = be.expand(ha, batch + ta.shape[-2:])
@@ -1254,7 +1259,7 @@ def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Tensor:
                          f"but prod{shape_str(xs)} = {nx}")
     am = wrap(_reshape(be, ha, (nb, nx)), ta._dtype, be)
     bm = wrap(_reshape(be, tb._data, (nb,)), tb._dtype, be)
-    x = solve(am, bm)
+    x = _solve(am, bm, fname)
     return wrap(_reshape(be, x._data, xs), x._dtype, be)
 
 
@@ -1288,5 +1293,6 @@ def tensorinv(a: Any, ind: int = 2) -> Tensor:
         raise ValueError(f"tensorinv: a of shape {shape_str(t.shape)} is not 'square' for ind={ind}: "
                          f"prod{shape_str(A)} = {na} but prod{shape_str(B)} = {nb}")
     m = wrap(_reshape(be, t._data, (na, nb)), t._dtype, be)
-    r = inv(m)
+    mt, mh, rd = _float_input(m, fname, square=True)
+    r = _back(be, _la(fname, be, "inv", mh), rd)
     return wrap(_reshape(be, r._data, B + A), r._dtype, be)
