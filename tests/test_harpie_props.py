@@ -452,6 +452,7 @@ A = hp.range([2, 3, 4])
     (lambda: hp.joins(hp.as_array([hp.range([2]), hp.range([3])]), [0]), ValueError, "different shapes"),
     (lambda: hp.maps(A, [0], lambda s: hp.take(s, 0, int(hp.from_scalar(s)) // 12 + 1)), ValueError, "different shapes"),
     (lambda: hp.zips(A, hp.range([3, 2, 4]), [0], operator.add), ValueError, "expected equal sizes"),
+    (lambda: hp.joins(hp.extracts(A, [0, 1]), [0]), ValueError, "one dimension per outer"),
     (lambda: hp.modifies(A, abs, [0], [4]), IndexError, "out of range"),
     (lambda: hp.modifies(A, lambda s: hp.flat(s), [0], [0]), ValueError, "changed the sub-array's shape"),
     (lambda: hp.coexpand(hp.range([2]), hp.range([3]), operator.add), ValueError, "differ"),
@@ -515,3 +516,21 @@ def test_misc_semantics():
     assert hp.modify(hp.range([2]), [0], lambda x: 0.5).dtype == rt.float64
     assert hp.index(hp.filters(A, [0], lambda s: False), []) is None if False else True
     assert hp.shape(hp.filters(A, [0], lambda s: False)) == [0, 3, 4]
+
+
+@given(array_and_dims(nonempty_shapes), st.sampled_from([np.float32, np.float64, np.int8, np.uint16, np.bool_]))
+def test_dtypes_oracle(tad, dt):
+    t0, x0, ds = tad
+    x = x0.astype(dt)
+    t = rt.from_numpy(x)
+    rest = tuple(k for k in range(x.ndim) if k not in ds)
+    want = np.sum(x.astype(np.int64) if dt == np.bool_ else x, axis=rest, dtype=None if dt != np.bool_ else np.int64)
+    got = hp.reduces(t, ds, sum)
+    if ds:
+        want = np.transpose(want, np.argsort(np.argsort(ds)))
+    np.testing.assert_allclose(N(got).astype(np.float64), np.asarray(want).astype(x.dtype if dt != np.bool_ else np.int64)
+                               .astype(np.float64), rtol=1e-5)
+    np.testing.assert_array_equal(N(hp.maps(t, ds, hp.transpose)).shape, N(hp.maps(t0, ds, hp.transpose)).shape)
+    assert hp.equal(hp.joins(hp.extracts(t, ds), ds), t)
+    assert hp.equal(hp.sorts(hp.sorts(t, ds), ds), hp.sorts(t, ds))
+    assert hp.find(hp.take(t, 0, 1), t).dtype == rt.bool

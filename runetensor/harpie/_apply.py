@@ -116,6 +116,10 @@ def reduces(a: Any, ds: Sequence[int], f: Callable[[Any], Any]) -> Tensor:
 
 
 def _joins(e: Tensor, ds: Any, fname: str, safe: bool) -> Tensor | None:
+    nds = len(ints_arg(ds, fname, "dims"))
+    if nds != e.ndim:
+        raise ValueError(f"{fname}: {nds} dims {list(ds)} for an outer array of rank {e.ndim}; "
+                         "expected one dimension per outer dimension")
     if e._dtype.kind != "O":
         return _place(e, ds, fname)  # elements are scalars: inner shape []
     parts = [as_part(v, fname) for v in values(e)]
