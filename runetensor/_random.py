@@ -188,18 +188,22 @@ def _int_range(d: DType) -> tuple[int, int]:
 def _uniform_below(be: Any, key: int, n: int, r: int) -> Any:
     """``n`` uint64 values uniform on ``[0, r)``, ``1 <= r <= 2**64``, without bias.
 
-    Each element takes a 64-bit word pair ``x``; ``x mod r`` is accepted when
-    ``x < 2**64 - (2**64 mod r)`` (so every residue is equally likely), else the
-    element retries with the next round's key.  A round is rejected with
-    probability below 1/2 (below ``2**-32`` for ``r <= 2**32``), and each round
-    is one vectorised pass over all elements.
+    Each element takes a 64-bit number ``x`` from two words; ``x mod r`` is
+    accepted when ``x < 2**64 - (2**64 mod r)`` (below that limit every residue
+    is equally likely).  The elements rejected in a round retry in the next
+    round, which draws from the key ``seed + j * 0x9E3779B97F4A7C15``: the
+    ``k``-th rejected element (in row-major order) takes number ``k`` of that
+    round's stream, so element ``i`` still depends only on the seed and the
+    elements before it.  A round rejects with probability below 1/2 (below
+    ``2**-32`` when ``r <= 2**32``) and costs time in proportion to the
+    elements it redraws.
     """
-    def word64(k: int) -> Any:
-        w = _words(be, k, n, 2)
+    def word64(k: int, m: int) -> Any:
+        w = _words(be, k, m, 2)
         hi = be.binary("lshift", be.cast(_column(be, w, 0), D.uint64), 32)
         return be.binary("bitwise_or", hi, be.cast(_column(be, w, 1), D.uint64))
 
-    x = word64(key)
+    x = word64(key, n)
     if r == _U64:
         return x
     limit = _U64 - (_U64 % r)
@@ -207,14 +211,15 @@ def _uniform_below(be: Any, key: int, n: int, r: int) -> Any:
     if limit == _U64 or n == 0:
         return result
     ok = be.binary("lt", x, limit)
-    for j in range(1, 256):
-        if be.to_list(be.reduce("all", ok, tuple(range(ok.ndim)), False)):
+    for j in range(1, 1024):
+        if be.to_list(be.reduce("all", ok, (0,), False)):
             return result
-        x = word64((key + j * _ROUND_STEP) % _U64)
-        take = be.binary("logical_and", be.unary("logical_not", ok), be.binary("lt", x, limit))
-        result = be.where(take, be.binary("mod", x, r), result)
-        ok = be.binary("logical_or", ok, take)
-    return result  # pragma: no cover  (2**-255 chance per element: the plain residue stays)
+        (bad,) = be.nonzero(be.unary("logical_not", ok))
+        xj = word64((key + j * _ROUND_STEP) % _U64, bad.shape[0])
+        okj = be.binary("lt", xj, limit)
+        be.scatter(result, (bad,), be.where(okj, be.binary("mod", xj, r), be.gather(result, (bad,))))
+        be.scatter(ok, (bad,), okj)
+    return result  # pragma: no cover  (below 2**-1000 per element: the plain residue stays)
 
 
 def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None, high: int = 10) -> Tensor:

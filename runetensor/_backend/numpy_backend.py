@@ -166,20 +166,53 @@ _PHILOX_W = (0x9E3779B9, 0xBB67AE85)
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
-def philox4x32(counters: np.ndarray, key: tuple[int, int], rounds: int = 10) -> np.ndarray:
-    """Philox4x32-``rounds`` of an (n, 4) uint32 counter array under a 2-word key -> (n, 4) uint32."""
-    c = [counters[:, i].astype(np.uint64) for i in range(4)]
+#: blocks per chunk: the working set (a few uint64 arrays) stays in cache
+_PHILOX_CHUNK = 1 << 13
+
+
+def _philox_rounds(c0, c1, c2, c3, key, rounds, out):
+    """Philox rounds on four uint64 word arrays (values < 2**32), in place; words -> ``out`` (m, 4) uint32."""
     k0, k1 = key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF
+    p0 = np.empty_like(c0)
+    p1 = np.empty_like(c0)
     s32 = np.uint64(32)
     for r in range(rounds):
         if r:
             k0 = (k0 + _PHILOX_W[0]) & 0xFFFFFFFF
             k1 = (k1 + _PHILOX_W[1]) & 0xFFFFFFFF
-        p0 = c[0] * _PHILOX_M[0]
-        p1 = c[2] * _PHILOX_M[1]
-        c = [(p1 >> s32) ^ c[1] ^ np.uint64(k0), p1 & _MASK32,
-             (p0 >> s32) ^ c[3] ^ np.uint64(k1), p0 & _MASK32]
-    return np.stack(c, axis=1).astype(np.uint32)
+        np.multiply(c0, _PHILOX_M[0], out=p0)
+        np.multiply(c2, _PHILOX_M[1], out=p1)
+        np.right_shift(p1, s32, out=c0)          # new c0 = hi(p1) ^ c1 ^ k0
+        np.bitwise_xor(c0, c1, out=c0)
+        np.bitwise_xor(c0, np.uint64(k0), out=c0)
+        np.bitwise_and(p1, _MASK32, out=c1)      # new c1 = lo(p1)
+        np.right_shift(p0, s32, out=c2)          # new c2 = hi(p0) ^ c3 ^ k1
+        np.bitwise_xor(c2, c3, out=c2)
+        np.bitwise_xor(c2, np.uint64(k1), out=c2)
+        np.bitwise_and(p0, _MASK32, out=c3)      # new c3 = lo(p0)
+    for i, c in enumerate((c0, c1, c2, c3)):
+        out[:, i] = c
+
+
+def philox4x32(counters: np.ndarray, key: tuple[int, int], rounds: int = 10) -> np.ndarray:
+    """Philox4x32-``rounds`` of an (n, 4) uint32 counter array under a 2-word key -> (n, 4) uint32."""
+    n = counters.shape[0]
+    out = np.empty((n, 4), np.uint32)
+    for s in range(0, n, _PHILOX_CHUNK):
+        c = counters[s:s + _PHILOX_CHUNK]
+        _philox_rounds(*(c[:, i].astype(np.uint64) for i in range(4)), key, rounds, out[s:s + _PHILOX_CHUNK])
+    return out
+
+
+def _philox_stream(key: tuple[int, int], blocks: int) -> np.ndarray:
+    """Blocks ``0 .. blocks-1`` (counter ``(i mod 2**32, i >> 32, 0, 0)``) as one flat uint32 array."""
+    out = np.empty((blocks, 4), np.uint32)
+    for s in range(0, blocks, _PHILOX_CHUNK):
+        e = min(s + _PHILOX_CHUNK, blocks)
+        idx = np.arange(s, e, dtype=np.uint64)
+        z = np.zeros(e - s, np.uint64)
+        _philox_rounds(idx & _MASK32, idx >> np.uint64(32), z, z.copy(), key, 10, out[s:e])
+    return out.reshape(-1)
 
 
 def _root(x: np.ndarray) -> np.ndarray:
@@ -283,13 +316,8 @@ class NumpyBackend(Backend):
         return a, RT_DTYPE[a.dtype]
 
     def random_bits(self, seed, n):
-        blocks = (n + 3) // 4
-        idx = np.arange(blocks, dtype=np.uint64)
-        ctr = np.zeros((blocks, 4), np.uint32)
-        ctr[:, 0] = (idx & _MASK32).astype(np.uint32)
-        ctr[:, 1] = (idx >> np.uint64(32)).astype(np.uint32)
-        out = philox4x32(ctr, (seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF))
-        return out.reshape(-1)[:n]
+        out = _philox_stream((seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF), (n + 3) // 4)
+        return out[:n] if out.shape[0] == n else out[:n].copy()
 
     # -- movement ----------------------------------------------------------
     def reshape(self, h, shape):
