@@ -442,8 +442,7 @@ def prod(a: Any, b: Any, ds0: Sequence[int], ds1: Sequence[int], g: Callable[[Te
     ks = tuple(x.shape[k] for k in d0)
     op = fold_op(g)
     numeric = x._dtype.kind != "O" and y._dtype.kind != "O"
-    if numeric and op == "sum" and _is_mul(f) and x._dtype.kind != "b" or (
-            numeric and op == "sum" and _is_mul(f) and y._dtype.kind != "b"):
+    if numeric and op == "sum" and _is_mul(f):
         d = x._dtype if x._dtype is y._dtype else D.promote_types(x._dtype, y._dtype)
         if d.kind == "b":
             d = D.int64

@@ -266,14 +266,16 @@ def from_values(shape: Sequence[int], vals: list[Any], dtype: DType | None = Non
     be = be or get_backend()
     shape = tuple(shape)
     if dtype is None:
-        if vals and all(isinstance(v, Tensor) and v.ndim == 0 and v._dtype.kind != "O" for v in vals):
-            d0 = vals[0]._dtype
-            for v in vals[1:]:
-                d0 = D.promote_types(d0, v._dtype)
-            vals = [v._backend.to_list(v._data) for v in vals]
-            dtype = d0
-        else:
-            dtype = infer_dtype(vals, default)
+        d0 = None
+        n0 = 0
+        for v in vals:
+            if isinstance(v, Tensor) and v.ndim == 0 and v._dtype.kind != "O":
+                d0 = v._dtype if d0 is None else D.promote_types(d0, v._dtype)
+                n0 += 1
+        if n0:  # 0-d typed tensors (e.g. rt.sum results) stand for their element
+            vals = [v._backend.to_list(v._data) if isinstance(v, Tensor) and v.ndim == 0 and v._dtype.kind != "O"
+                    else v for v in vals]
+        dtype = d0 if n0 == len(vals) and n0 else infer_dtype(vals, default)
     if dtype.kind == "O":
         h = be.empty((len(vals),), D.object_)
         for i, v in enumerate(vals):
