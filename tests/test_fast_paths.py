@@ -385,3 +385,13 @@ def test_split_covers_range():
                 assert r[0][0] == 0 and r[-1][1] == n
                 assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
                 assert all(lo % align == 0 for lo, _ in r)
+
+
+@given(n=SIZES, src=st.sampled_from(["float32", "float64", "int32", "bfloat16", "float16", "complex64", "uint8"]),
+       dst=st.sampled_from([rt.float32, rt.float64, rt.bfloat16, rt.float16, rt.int64, rt.float8_e5m2,
+                            rt.complex128, rt.bool]))
+def test_cast(n, src, dst):
+    x = _data(np.random.default_rng(n), n, np.float32 if src == "bfloat16" else src)
+    if src == "bfloat16":
+        x = x.astype(ml_dtypes.bfloat16)
+    assert_same(*both(lambda: be.cast(x, dst)))

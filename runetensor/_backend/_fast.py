@@ -404,6 +404,22 @@ def copy(x):
     return None
 
 
+def astype(x, nd):
+    """``x.astype(nd)`` for a C-contiguous ``x``, into a recycled buffer, split across threads; or ``None``."""
+    if not ENABLED or x.size < PAR_MIN or not x.flags.c_contiguous or x.dtype.hasobject or nd.hasobject:
+        return None
+    out = empty(x.shape, nd)
+    of, xf = out.reshape(-1), x.reshape(-1)
+    ranges = split(x.size, get_num_threads(), ALIGN)
+
+    def work(i):
+        lo, hi = ranges[i]
+        with _quiet():
+            np.copyto(of[lo:hi], xf[lo:hi], casting="unsafe")
+    parallel_for(work, len(ranges))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Sorting
 # ---------------------------------------------------------------------------

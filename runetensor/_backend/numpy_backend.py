@@ -416,7 +416,7 @@ class NumpyBackend(Backend):
     def cast(self, x, dtype):
         nd = NP_DTYPE[dtype]
         if x.dtype == nd:
-            return x.copy()
+            return self.copy(x)
         if x.dtype.kind in "fc" and nd.kind in "iu" and x.dtype.kind != "O":
             src = x.real if x.dtype.kind == "c" else x
             fin = np.isfinite(src)
@@ -432,6 +432,10 @@ class NumpyBackend(Backend):
             return x.astype(_COMPUTE[x.dtype]).astype(nd)
         if nd in _COMPUTE and x.dtype.kind in "iub" and nd.kind in "iu":
             return x.astype(np.int64).astype(nd)
+        if x.size >= _FAST_MIN:
+            r = _fast.astype(x, nd)
+            if r is not None:
+                return r
         return x.astype(nd)
 
     # -- reductions ----------------------------------------------------------------
