@@ -563,3 +563,540 @@ def test_where_with_scalars_and_broadcasting():
         xp.where(xp.asarray([1, 0]), 1, 2)
     with pytest.raises(ValueError):
         xp.where(xp.asarray([True, False]), xp.ones(3), 0.0)
+
+
+# ---------------------------------------------------------------------------
+# statistical functions
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dt,acc", [("int8", "int64"), ("int32", "int64"), ("uint8", "uint64"), ("uint32", "uint64"),
+                                    ("bool", "int64"), ("float32", "float32"), ("complex64", "complex64")])
+def test_sum_prod_cumulative_default_dtypes(dt, acc):
+    x = xp.asarray(np.array([[1, 0, 1], [1, 1, 1]], dtype=dt))
+    for f in (xp.sum, xp.prod):
+        assert f(x).dtype.name == acc
+    assert xp.cumulative_sum(x, axis=1).dtype.name == acc
+    assert xp.cumulative_prod(x, axis=0).dtype.name == acc
+    assert xp.sum(x, dtype=xp.float64).dtype is xp.float64
+
+
+def test_sum_of_int32_is_the_default_int_and_does_not_overflow():
+    x = xp.full((3,), 2 ** 31 - 1, dtype=xp.int32)
+    s = xp.sum(x)
+    assert s.dtype is xp.int64 and int(s) == 3 * (2 ** 31 - 1)
+
+
+@st.composite
+def reduce_case(draw):
+    t, a = draw(float_views(np.float64, max_dims=3))
+    axis = draw(st.none() | (st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
+    keep = draw(st.booleans())
+    return t, a, axis, keep
+
+
+@given(reduce_case())
+def test_reductions_match_numpy(case):
+    t, a, axis, keep = case
+    for name in ("sum", "prod", "max", "min", "mean"):
+        got = getattr(xp, name)(t, axis=axis, keepdims=keep)
+        want = getattr(np, name)(a, axis=axis, keepdims=keep)
+        assert got.shape == want.shape, name
+        np.testing.assert_allclose(_np(got), want, rtol=1e-12, atol=1e-12)
+    for corr in (0, 1):
+        n = a.size if axis is None else a.shape[axis]
+        if n - corr <= 0:
+            assert np.all(np.isnan(_np(xp.var(t, axis=axis, correction=corr))))
+            continue
+        np.testing.assert_allclose(_np(xp.var(t, axis=axis, correction=corr, keepdims=keep)),
+                                   np.var(a, axis=axis, ddof=corr, keepdims=keep), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(_np(xp.std(t, axis=axis, correction=corr)),
+                                   np.std(a, axis=axis, ddof=corr), rtol=1e-9, atol=1e-12)
+
+
+def test_reduction_tuple_axes_complex_var_and_empty():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_allclose(_np(xp.sum(xp.asarray(a), axis=(0, 2))), a.sum(axis=(0, 2)))
+    c = a + 1j * a[::-1]
+    v = xp.var(xp.asarray(c), axis=1)
+    assert v.dtype is xp.float64
+    np.testing.assert_allclose(_np(v), np.var(c, axis=1))
+    assert np.isnan(_np(xp.mean(xp.zeros((0,)))))
+    assert _np(xp.sum(xp.zeros((0,), dtype=xp.int8))) == 0
+    assert xp.mean(xp.asarray([1, 2])).dtype is xp.float64
+    with pytest.raises(ValueError, match="zero-size"):
+        xp.max(xp.zeros((2, 0)), axis=1)
+    with pytest.raises(TypeError, match="complex"):
+        xp.min(xp.asarray([1j]))
+    with pytest.raises(IndexError):
+        xp.sum(xp.ones((2,)), axis=1)
+    with pytest.raises(ValueError):
+        xp.sum(xp.ones((2, 2)), axis=(0, 0))
+
+
+@given(data=st.data())
+def test_cumulative_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3))
+    if a.ndim == 0:
+        return
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    for f, nf, first in ((xp.cumulative_sum, np.cumsum, 0.0), (xp.cumulative_prod, np.cumprod, 1.0)):
+        np.testing.assert_allclose(_np(f(t, axis=axis)), nf(a, axis=axis), rtol=1e-12)
+        got = _np(f(t, axis=axis, include_initial=True))
+        ax = axis % a.ndim
+        assert got.shape[ax] == a.shape[ax] + 1
+        np.testing.assert_array_equal(np.take(got, 0, axis=ax), np.full(np.take(a, 0, axis=ax).shape, first))
+        np.testing.assert_allclose(np.take(got, range(1, got.shape[ax]), axis=ax), nf(a, axis=axis), rtol=1e-12)
+
+
+def test_cumulative_errors_and_1d_default():
+    assert _np(xp.cumulative_sum(xp.asarray([1, 2, 3]))).tolist() == [1, 3, 6]
+    assert _np(xp.cumulative_prod(xp.asarray([2, 3]), include_initial=True)).tolist() == [1, 2, 6]
+    with pytest.raises(ValueError, match="axis is required"):
+        xp.cumulative_sum(xp.ones((2, 2)))
+    with pytest.raises(ValueError, match="0-d"):
+        xp.cumulative_prod(xp.asarray(1.0), axis=0)
+
+
+# ---------------------------------------------------------------------------
+# utility: all any diff
+# ---------------------------------------------------------------------------
+@given(reduce_case())
+def test_all_any_match_numpy(case):
+    t, a, axis, keep = case
+    b = a > 0
+    for name in ("all", "any"):
+        np.testing.assert_array_equal(_np(getattr(xp, name)(xp.asarray(b), axis=axis, keepdims=keep)),
+                                      getattr(np, name)(b, axis=axis, keepdims=keep))
+        np.testing.assert_array_equal(_np(getattr(xp, name)(t, axis=axis)), getattr(np, name)(a, axis=axis))
+
+
+@given(data=st.data())
+def test_diff_matches_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3))
+    if a.ndim == 0:
+        return
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    n = data.draw(st.integers(0, 3))
+    np.testing.assert_allclose(_np(xp.diff(t, axis=axis, n=n)), np.diff(a, axis=axis, n=n))
+    pre = np.ones(a.shape[:axis % a.ndim] + (1,) + a.shape[axis % a.ndim + 1:])
+    np.testing.assert_allclose(_np(xp.diff(t, axis=axis, prepend=xp.asarray(pre), append=xp.asarray(pre))),
+                               np.diff(a, axis=axis, prepend=pre, append=pre))
+
+
+def test_diff_bool_and_errors():
+    assert _np(xp.diff(xp.asarray([True, True, False]))).tolist() == [False, True]
+    with pytest.raises(ValueError, match="0-d"):
+        xp.diff(xp.asarray(1))
+    with pytest.raises(ValueError, match="n must be"):
+        xp.diff(xp.asarray([1, 2]), n=-1)
+
+
+# ---------------------------------------------------------------------------
+# manipulation
+# ---------------------------------------------------------------------------
+@given(data=st.data())
+def test_concat_stack_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3))
+    if a.ndim == 0:
+        return
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    b = (a * 2).astype(np.float32)
+    got = xp.concat([t, xp.asarray(b), t], axis=axis)
+    assert got.dtype is xp.float64
+    np.testing.assert_array_equal(_np(got), np.concatenate([a, b, a], axis=axis))
+    np.testing.assert_array_equal(_np(xp.concat([t, xp.asarray(b)], axis=None)),
+                                  np.concatenate([a.ravel(), b.ravel()]))
+    sax = data.draw(st.integers(-a.ndim - 1, a.ndim))
+    np.testing.assert_array_equal(_np(xp.stack([t, t], axis=sax)), np.stack([a, a], axis=sax))
+
+
+def test_concat_stack_errors():
+    with pytest.raises(ValueError, match="at least one"):
+        xp.concat([])
+    with pytest.raises(ValueError, match="must match"):
+        xp.concat([xp.ones((2, 3)), xp.ones((2, 4))], axis=0)
+    with pytest.raises(ValueError, match="zero-dimensional"):
+        xp.concat([xp.asarray(1), xp.asarray(2)])
+    with pytest.raises(ValueError, match="shape"):
+        xp.stack([xp.ones(2), xp.ones(3)])
+    with pytest.raises(IndexError):
+        xp.stack([xp.ones(2)], axis=3)
+
+
+@given(data=st.data())
+def test_views_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3))
+    nd = a.ndim
+    ax = data.draw(st.integers(-nd - 1, nd))
+    np.testing.assert_array_equal(_np(xp.expand_dims(t, axis=ax)), np.expand_dims(a, ax))
+    np.testing.assert_array_equal(_np(xp.flip(t)), np.flip(a))
+    if nd:
+        fa = data.draw(st.integers(-nd, nd - 1))
+        np.testing.assert_array_equal(_np(xp.flip(t, axis=fa)), np.flip(a, fa))
+        perm = data.draw(st.permutations(range(nd)))
+        np.testing.assert_array_equal(_np(xp.permute_dims(t, tuple(perm))), np.transpose(a, perm))
+        s, d = data.draw(st.integers(0, nd - 1)), data.draw(st.integers(-nd, nd - 1))
+        np.testing.assert_array_equal(_np(xp.moveaxis(t, s, d)), np.moveaxis(a, s, d))
+        for u, w in zip(xp.unstack(t, axis=fa), np.moveaxis(a, fa, 0)):
+            np.testing.assert_array_equal(_np(u), w)
+        shift = data.draw(st.integers(-7, 7))
+        np.testing.assert_array_equal(_np(xp.roll(t, shift, axis=fa)), np.roll(a, shift, axis=fa))
+    np.testing.assert_array_equal(_np(xp.roll(t, 3)), np.roll(a, 3))
+    np.testing.assert_array_equal(_np(xp.reshape(t, (-1,))), a.reshape(-1))
+    reps = tuple(data.draw(st.lists(st.integers(0, 3), max_size=4)))
+    np.testing.assert_array_equal(_np(xp.tile(t, reps)), np.tile(a, reps))
+    k = data.draw(st.integers(0, 3))
+    np.testing.assert_array_equal(_np(xp.repeat(t, k)), np.repeat(a, k))
+    if nd:
+        r = np.array(data.draw(st.lists(st.integers(0, 3), min_size=a.shape[0], max_size=a.shape[0])))
+        np.testing.assert_array_equal(_np(xp.repeat(t, xp.asarray(r), axis=0)), np.repeat(a, r, axis=0))
+
+
+def test_views_share_memory():
+    base = np.arange(12.0).reshape(3, 4)
+    t = xp.asarray(base)
+    for v in (xp.expand_dims(t, axis=0), xp.flip(t, axis=0), xp.permute_dims(t, (1, 0)), xp.moveaxis(t, 0, 1),
+              xp.broadcast_to(t, (2, 3, 4)), xp.reshape(t, (4, 3)), xp.unstack(t)[1], t.mT,
+              xp.squeeze(xp.reshape(t, (1, 3, 4)), axis=0)):
+        assert np.shares_memory(rt.to_numpy(v), base)
+    assert not np.shares_memory(rt.to_numpy(xp.reshape(t, (4, 3), copy=True)), base)
+
+
+def test_reshape_copy_semantics_and_errors():
+    t = xp.permute_dims(xp.reshape(xp.arange(6), (2, 3)), (1, 0))
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.reshape(t, (6,), copy=False)
+    assert _np(xp.reshape(t, (6,))).tolist() == [0, 3, 1, 4, 2, 5]
+    with pytest.raises(ValueError, match="sizes"):
+        xp.reshape(t, (4,))
+    with pytest.raises(ValueError, match="more than one"):
+        xp.reshape(t, (-1, -1))
+    with pytest.raises(ValueError, match="cannot reshape"):
+        xp.reshape(t, (-1, 4))
+
+
+def test_broadcast_functions():
+    a, b = xp.broadcast_arrays(xp.ones((3, 1)), xp.ones((4,), dtype=xp.int8))
+    assert a.shape == b.shape == (3, 4) and b.dtype is xp.int8
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        xp.broadcast_to(xp.ones((3,)), (4,))
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        xp.broadcast_to(xp.ones((3, 1)), (3,))
+    with pytest.raises(ValueError):
+        xp.broadcast_arrays(xp.ones(2), xp.ones(3))
+
+
+def test_manipulation_errors():
+    with pytest.raises(ValueError, match="expected 1"):
+        xp.squeeze(xp.ones((2, 1)), axis=0)
+    with pytest.raises(IndexError):
+        xp.expand_dims(xp.ones((2,)), axis=3)
+    with pytest.raises(ValueError, match="permutation"):
+        xp.permute_dims(xp.ones((2, 3)), (0,))
+    with pytest.raises(ValueError, match="same length"):
+        xp.roll(xp.ones((2, 3)), (1, 2), axis=(0, 1, 1))
+    with pytest.raises(ValueError, match="non-negative"):
+        xp.repeat(xp.ones(3), -1)
+    with pytest.raises(ValueError, match="entries"):
+        xp.repeat(xp.ones(3), xp.asarray([1, 2]))
+    with pytest.raises(ValueError, match="non-negative"):
+        xp.tile(xp.ones(3), (-1,))
+    with pytest.raises(ValueError, match="0-d"):
+        xp.unstack(xp.asarray(1))
+    with pytest.raises(ValueError, match="differ in length"):
+        xp.moveaxis(xp.ones((2, 3)), (0, 1), (0,))
+
+
+# ---------------------------------------------------------------------------
+# indexing functions
+# ---------------------------------------------------------------------------
+@given(data=st.data())
+def test_take_and_take_along_axis_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3))
+    if a.ndim == 0:
+        return
+    ax = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    n = a.shape[ax]
+    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=5)), dtype=np.int64)
+    np.testing.assert_array_equal(_np(xp.take(t, xp.asarray(idx), axis=ax)), np.take(a, idx, axis=ax))
+    order = np.argsort(a, axis=ax)
+    np.testing.assert_array_equal(_np(xp.take_along_axis(t, xp.asarray(order), axis=ax)),
+                                  np.take_along_axis(a, order, axis=ax))
+
+
+def test_take_errors():
+    x = xp.asarray([[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match="axis is required"):
+        xp.take(x, xp.asarray([0]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        xp.take(x, xp.asarray([2]), axis=0)
+    with pytest.raises(TypeError, match="integer"):
+        xp.take(x, xp.asarray([0.0]), axis=0)
+    with pytest.raises(ValueError, match="rank"):
+        xp.take_along_axis(x, xp.asarray([0]), axis=0)
+    assert _np(xp.take(xp.asarray([1, 2, 3]), xp.asarray([-1]))).tolist() == [3]
+
+
+# ---------------------------------------------------------------------------
+# searching, sorting, sets
+# ---------------------------------------------------------------------------
+@given(reduce_case())
+def test_argmax_argmin_count_nonzero_match_numpy(case):
+    t, a, axis, keep = case
+    if a.size == 0:
+        return
+    for name in ("argmax", "argmin"):
+        got = getattr(xp, name)(t, axis=axis, keepdims=keep)
+        assert got.dtype is xp.int64
+        np.testing.assert_array_equal(_np(got), getattr(np, name)(a, axis=axis, keepdims=keep))
+    r = np.round(a)
+    got = xp.count_nonzero(xp.asarray(r), axis=axis, keepdims=keep)
+    assert got.dtype is xp.int64
+    np.testing.assert_array_equal(_np(got), np.count_nonzero(r, axis=axis, keepdims=keep))
+
+
+def test_searching_errors_and_nonzero():
+    with pytest.raises(ValueError, match="empty"):
+        xp.argmax(xp.zeros((0,)))
+    with pytest.raises(TypeError, match="complex"):
+        xp.argmin(xp.asarray([1j]))
+    r, c = xp.nonzero(xp.asarray([[0, 1], [2, 0]]))
+    assert _np(r).tolist() == [0, 1] and _np(c).tolist() == [1, 0] and r.dtype is xp.int64
+    with pytest.raises(ValueError, match="0-d"):
+        xp.nonzero(xp.asarray(1))
+
+
+@given(data=st.data())
+def test_searchsorted_matches_numpy(data):
+    x1 = np.sort(np.array(data.draw(st.lists(st.integers(-5, 5).map(float), max_size=8))))
+    if data.draw(st.booleans()) and x1.size:
+        x1[-1] = np.nan
+    _, x2 = data.draw(float_views(np.float64, max_dims=2, elements=st.integers(-6, 6).map(float)))
+    for side in ("left", "right"):
+        got = xp.searchsorted(xp.asarray(x1), xp.asarray(x2), side=side)
+        assert got.dtype is xp.int64 and got.shape == x2.shape
+        np.testing.assert_array_equal(_np(got), np.searchsorted(x1, x2, side=side))
+    perm = np.random.default_rng(0).permutation(x1.size)
+    shuffled = x1[perm]
+    sorter = np.argsort(shuffled, kind="stable")
+    np.testing.assert_array_equal(_np(xp.searchsorted(xp.asarray(shuffled), xp.asarray(x2),
+                                                      sorter=xp.asarray(sorter))), np.searchsorted(x1, x2))
+
+
+def test_searchsorted_scalars_and_errors():
+    x = xp.asarray([1, 3, 5], dtype=xp.int8)
+    assert int(xp.searchsorted(x, 4)) == 2
+    assert int(xp.searchsorted(x, 3, side="right")) == 2
+    with pytest.raises(ValueError, match="side"):
+        xp.searchsorted(x, 1, side="middle")
+    with pytest.raises(ValueError, match="1-d"):
+        xp.searchsorted(xp.ones((2, 2)), 1.0)
+    with pytest.raises(ValueError, match="sorter"):
+        xp.searchsorted(x, 1, sorter=xp.asarray([0, 1]))
+
+
+@given(data=st.data())
+def test_sort_argsort_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3, elements=st.integers(-3, 3).map(float)))
+    if a.ndim == 0:
+        return
+    ax = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    np.testing.assert_array_equal(_np(xp.sort(t, axis=ax)), np.sort(a, axis=ax))
+    np.testing.assert_array_equal(_np(xp.argsort(t, axis=ax)), np.argsort(a, axis=ax, kind="stable"))
+    # descending and stable: ties keep their original order
+    got = _np(xp.argsort(t, axis=ax, descending=True))
+    want = np.argsort(-a, axis=ax, kind="stable")
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_np(xp.sort(t, axis=ax, descending=True)), -np.sort(-a, axis=ax))
+
+
+def test_sort_nan_and_errors():
+    x = xp.asarray([2.0, xp.nan, 1.0])
+    assert np.isnan(_np(xp.sort(x))[-1]) and np.isnan(_np(xp.sort(x, descending=True))[0])
+    with pytest.raises(TypeError, match="complex"):
+        xp.sort(xp.asarray([1j]))
+    with pytest.raises(ValueError, match="0-d"):
+        xp.argsort(xp.asarray(1.0))
+
+
+@given(data=st.data())
+def test_unique_functions_match_numpy(data):
+    t, a = data.draw(float_views(np.float64, max_dims=3, elements=st.integers(-3, 3).map(float)))
+    vals, idx, inv, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    r = xp.unique_all(t)
+    np.testing.assert_array_equal(_np(r.values), vals)
+    np.testing.assert_array_equal(_np(r.indices), idx)
+    np.testing.assert_array_equal(_np(r.inverse_indices), inv.reshape(a.shape))
+    np.testing.assert_array_equal(_np(r.counts), cnt)
+    assert r.inverse_indices.shape == a.shape
+    np.testing.assert_array_equal(_np(xp.unique_values(t)), vals)
+    v, c = xp.unique_counts(t)
+    np.testing.assert_array_equal(_np(c), cnt)
+    v, i = xp.unique_inverse(t)
+    np.testing.assert_array_equal(_np(i), inv.reshape(a.shape))
+
+
+def test_unique_nans_are_distinct():
+    r = xp.unique_all(xp.asarray([xp.nan, 1.0, xp.nan, 1.0, -0.0, 0.0]))
+    v = _np(r.values)
+    assert v.shape == (4,) and np.isnan(v[2:]).all()
+    assert _np(r.counts).tolist() == [2, 2, 1, 1]  # -0.0 and 0.0 are one value
+    assert xp.unique_values(xp.zeros((0,))).shape == (0,)
+
+
+# ---------------------------------------------------------------------------
+# linear algebra (main namespace and the extension)
+# ---------------------------------------------------------------------------
+def _rand(*shape, seed=0, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def test_main_namespace_linear_algebra():
+    a, b = _rand(2, 3, 4), _rand(4, 5, seed=1)
+    np.testing.assert_allclose(_np(xp.matmul(xp.asarray(a), xp.asarray(b))), a @ b)
+    np.testing.assert_allclose(_np(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=1)), np.tensordot(a, b, 1))
+    np.testing.assert_allclose(_np(xp.tensordot(xp.asarray(a), xp.asarray(_rand(3, 4)))),
+                               np.tensordot(a, _rand(3, 4), 2))
+    np.testing.assert_allclose(_np(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=([2], [0]))),
+                               np.tensordot(a, b, ([2], [0])))
+    c = _rand(3, 4, seed=3) + 1j * _rand(3, 4, seed=4)
+    np.testing.assert_allclose(_np(xp.vecdot(xp.asarray(c), xp.asarray(a))), np.vecdot(c, a))
+    np.testing.assert_allclose(_np(xp.vecdot(xp.asarray(a), xp.asarray(a[0]), axis=-2)), np.vecdot(a, a[0], axis=-2))
+    assert xp.matrix_transpose(xp.asarray(a)).shape == (2, 4, 3)
+    with pytest.raises(ValueError):
+        xp.matmul(xp.asarray(1.0), xp.asarray(a))
+    with pytest.raises(ValueError):
+        xp.matmul(xp.asarray(a), xp.asarray(a))
+    with pytest.raises(ValueError, match="rank >= 2"):
+        xp.matrix_transpose(xp.ones(3))
+    with pytest.raises(ValueError):
+        xp.tensordot(xp.asarray(a), xp.asarray(b), axes=-1)
+
+
+def test_linalg_extension_matches_numpy():
+    la = xp.linalg
+    a = _rand(2, 4, 4)
+    spd = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)
+    A, S = xp.asarray(a), xp.asarray(spd)
+    np.testing.assert_allclose(_np(la.cholesky(S)), np.linalg.cholesky(spd), rtol=1e-10)
+    np.testing.assert_allclose(_np(la.cholesky(S, upper=True)), np.swapaxes(np.linalg.cholesky(spd), -1, -2),
+                               rtol=1e-10)
+    np.testing.assert_allclose(_np(la.det(A)), np.linalg.det(a), rtol=1e-10)
+    w, v = la.eigh(S)
+    np.testing.assert_allclose(_np(w), np.linalg.eigvalsh(spd), rtol=1e-10)
+    np.testing.assert_allclose(_np(la.eigvalsh(S)), np.linalg.eigvalsh(spd), rtol=1e-10)
+    np.testing.assert_allclose(_np(la.inv(A)), np.linalg.inv(a), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(_np(la.pinv(A)), np.linalg.pinv(a), rtol=1e-8, atol=1e-10)
+    q, r = la.qr(A)
+    np.testing.assert_allclose(_np(q) @ _np(r), a, atol=1e-10)
+    s = la.slogdet(A)
+    ws, wl = np.linalg.slogdet(a)
+    np.testing.assert_allclose(_np(s.sign), ws)
+    np.testing.assert_allclose(_np(s.logabsdet), wl)
+    rhs = _rand(2, 4, 3, seed=5)
+    np.testing.assert_allclose(_np(la.solve(A, xp.asarray(rhs))), np.linalg.solve(a, rhs), rtol=1e-8)
+    u, sv, vh = la.svd(xp.asarray(_rand(3, 5)))
+    assert u.shape == (3, 3) and vh.shape == (5, 5)  # full_matrices=True by default
+    np.testing.assert_allclose(_np(la.svdvals(A)), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+    np.testing.assert_allclose(_np(la.trace(A, offset=1)), np.trace(a, offset=1, axis1=-2, axis2=-1))
+    np.testing.assert_array_equal(_np(la.diagonal(A, offset=-1)), np.diagonal(a, -1, -2, -1))
+    np.testing.assert_allclose(_np(la.matrix_power(A, 3)), np.linalg.matrix_power(a, 3), rtol=1e-10)
+    np.testing.assert_allclose(_np(la.matrix_power(A, -2)), np.linalg.matrix_power(a, -2), rtol=1e-6)
+    np.testing.assert_allclose(_np(la.cross(xp.asarray(a[..., :3]), xp.asarray(a[0, 0, :3]))),
+                               np.cross(a[..., :3], a[0, 0, :3]))
+    np.testing.assert_allclose(_np(la.outer(xp.asarray(a[0, 0]), xp.asarray(a[0, 1]))), np.outer(a[0, 0], a[0, 1]))
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf])
+def test_matrix_norm_matches_numpy(ord):
+    a = _rand(3, 4, 5)
+    np.testing.assert_allclose(_np(xp.linalg.matrix_norm(xp.asarray(a), ord=ord)), np.linalg.matrix_norm(a, ord=ord),
+                               rtol=1e-10)
+    assert xp.linalg.matrix_norm(xp.asarray(a), ord=ord, keepdims=True).shape == (3, 1, 1)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, 0, math.inf, -math.inf])
+@pytest.mark.parametrize("axis", [None, 1, (0, 2), -1])
+def test_vector_norm_matches_numpy(ord, axis):
+    a = _rand(3, 4, 5)
+    got = xp.linalg.vector_norm(xp.asarray(a), axis=axis, ord=ord, keepdims=True)
+    np.testing.assert_allclose(_np(got), np.linalg.vector_norm(a, axis=axis, ord=ord, keepdims=True), rtol=1e-10)
+    got = xp.linalg.vector_norm(xp.asarray(a.astype(np.float32)), axis=axis, ord=ord)
+    assert got.dtype is xp.float32
+
+
+def test_linalg_dtype_rules_and_errors():
+    t = xp.linalg.trace(xp.asarray([[1, 2], [3, 4]], dtype=xp.int8))
+    assert t.dtype is xp.int64 and int(t) == 5
+    rk = xp.linalg.matrix_rank(xp.asarray([[1.0, 2.0], [2.0, 4.0]]))
+    assert rk.ndim == 0 and rk.dtype is xp.int64 and int(rk) == 1
+    stack = xp.asarray(np.stack([np.eye(3), np.diag([1.0, 1e-9, 0])]))
+    assert _np(xp.linalg.matrix_rank(stack)).tolist() == [3, 2]
+    assert _np(xp.linalg.matrix_rank(stack, rtol=xp.asarray([0.5, 1e-6]))).tolist() == [3, 1]
+    assert _np(xp.linalg.matrix_rank(stack, rtol=1e-6)).tolist() == [3, 1]
+    p = xp.linalg.pinv(stack, rtol=xp.asarray([0.0, 1e-6]))
+    np.testing.assert_allclose(_np(p), [np.eye(3), np.diag([1.0, 0, 0])], atol=1e-12)
+    np.testing.assert_allclose(_np(xp.linalg.pinv(stack, rtol=xp.asarray(1e-12)))[1], np.diag([1.0, 1e9, 0]))
+    with pytest.raises(rt.LinAlgError):
+        xp.linalg.inv(xp.zeros((2, 2)))
+    with pytest.raises(rt.LinAlgError):
+        xp.linalg.cholesky(xp.asarray([[-1.0, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="square"):
+        xp.linalg.det(xp.ones((2, 3)))
+    with pytest.raises(ValueError, match="rank >= 2"):
+        xp.linalg.inv(xp.ones(3))
+    with pytest.raises(ValueError, match="size 3"):
+        xp.linalg.cross(xp.ones(2), xp.ones(2))
+    with pytest.raises(ValueError, match="1-d"):
+        xp.linalg.outer(xp.ones((2, 2)), xp.ones(2))
+    with pytest.raises(ValueError, match="ord"):
+        xp.linalg.matrix_norm(xp.ones((2, 2)), ord=3)
+    with pytest.raises(TypeError, match="ord"):
+        xp.linalg.vector_norm(xp.ones(2), ord="fro")
+
+
+# ---------------------------------------------------------------------------
+# FFT extension
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_fft_functions_match_numpy(norm):
+    a = _rand(3, 8)
+    c = a + 1j * _rand(3, 8, seed=1)
+    f = xp.fft
+    for name, x in (("fft", c), ("ifft", c), ("rfft", a), ("irfft", c), ("hfft", c), ("ihfft", a)):
+        np.testing.assert_allclose(_np(getattr(f, name)(xp.asarray(x), norm=norm)),
+                                   getattr(np.fft, name)(x, norm=norm), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_np(getattr(f, name)(xp.asarray(x), n=5, axis=0, norm=norm)),
+                                   getattr(np.fft, name)(x, n=5, axis=0, norm=norm), rtol=1e-10, atol=1e-12)
+    for name, x in (("fftn", c), ("ifftn", c), ("rfftn", a), ("irfftn", c)):
+        np.testing.assert_allclose(_np(getattr(f, name)(xp.asarray(x), norm=norm)),
+                                   getattr(np.fft, name)(x, norm=norm), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_np(getattr(f, name)(xp.asarray(x), s=(4, 6), axes=(1, 0), norm=norm)),
+                                   getattr(np.fft, name)(x, s=(4, 6), axes=(1, 0), norm=norm), rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_fft_dtypes_helpers_and_errors():
+    x32 = xp.asarray(_rand(8, dtype=np.float32))
+    assert xp.fft.fft(x32).dtype is xp.complex64
+    assert xp.fft.rfft(x32).dtype is xp.complex64
+    assert xp.fft.irfft(xp.fft.rfft(x32)).dtype is xp.float32
+    assert xp.fft.fft(xp.asarray([1, 2, 3])).dtype is xp.complex128
+    np.testing.assert_allclose(_np(xp.fft.fftfreq(7, d=0.3)), np.fft.fftfreq(7, d=0.3))
+    np.testing.assert_allclose(_np(xp.fft.rfftfreq(7, d=0.3)), np.fft.rfftfreq(7, d=0.3))
+    assert xp.fft.fftfreq(4, dtype=xp.float32).dtype is xp.float32
+    a = _rand(5, 6)
+    np.testing.assert_array_equal(_np(xp.fft.fftshift(xp.asarray(a))), np.fft.fftshift(a))
+    np.testing.assert_array_equal(_np(xp.fft.ifftshift(xp.asarray(a), axes=1)), np.fft.ifftshift(a, axes=1))
+    np.testing.assert_allclose(_np(xp.fft.fftn(xp.asarray(a), s=(-1, 4))), np.fft.fftn(a, s=(5, 4), axes=(0, 1)))
+    with pytest.raises(ValueError, match="norm"):
+        xp.fft.fft(x32, norm="sideways")
+    with pytest.raises(ValueError, match="n must be"):
+        xp.fft.fft(x32, n=0)
+    with pytest.raises(TypeError, match="real"):
+        xp.fft.rfft(xp.asarray([1j]))
+    with pytest.raises(ValueError, match="same length"):
+        xp.fft.fftn(xp.asarray(a), s=(2,), axes=(0, 1))
+    with pytest.raises(ValueError, match="0-d"):
+        xp.fft.fft(xp.asarray(1.0))
+    with pytest.raises(TypeError, match="floating"):
+        xp.fft.fftfreq(4, dtype=xp.int32)
