@@ -505,6 +505,8 @@ def test_misc_semantics():
     # rerank below 1 gives rank 1, as harpie's Shape.rerank does
     assert hp.shape(hp.rerank(hp.range([2, 3]), 0)) == [6]
     assert hp.shape(hp.rerank(hp.to_scalar(1), 0)) == [1]
+    # cut to shape [] gives the first (cut_suffix: the last) element
+    assert hp.show(hp.cut(A, [])) == "UnsafeArray [] [0]" and hp.show(hp.cut_suffix(A, [])) == "UnsafeArray [] [23]"
     # find_no_overlap on a 1-d run
     assert hp.pretty(hp.find_no_overlap(hp.konst([2], 1), hp.konst([5], 1))) == "[True,False,True,False]"
     # reduces with unsorted dims puts the outer dims in the listed order

@@ -20,7 +20,8 @@ from typing import Any, Callable, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, as_tensor, binary_op, wrap
-from ._base import (arr, as_part, assign, cast, dims_arg, equal, expand_to, fold_op, fold_values, from_values,
+from ._base import (arr, as_part, assign, cast, dims_arg, equal, expand_to, fold_axes, fold_op, fold_values,
+                    from_values,
                     full_key, int_arg, ints_arg, is_binary_op, is_unary_op, permute, reduce_axes, reshape,
                     scalar_object, size_of, stack, values, view)
 from ._shape import cut, cut_suffix, drops, rerank
@@ -107,7 +108,7 @@ def reduces(a: Any, ds: Sequence[int], f: Callable[[Any], Any]) -> Tensor:
     if op is not None and t._dtype.kind != "O":
         dl = dims_arg(ds, t.ndim, "reduces")
         rest = [k for k in _range(t.ndim) if k not in dl]
-        return _order_outer(reduce_axes(t, op, rest, "reduces"), dl)
+        return _order_outer(fold_axes(t, f, op, rest, "reduces"), dl)
     _, p, outer, _ = _split(t, ds, "reduces")
     subs = _subs(p, outer)
     if op is not None:
@@ -399,7 +400,7 @@ def contract(a: Any, ds: Sequence[int], f: Callable[[Tensor], Any]) -> Tensor:
         dg = reshape(p, outer + (1,))
     op = fold_op(f)
     if op is not None and t._dtype.kind != "O":
-        return reduce_axes(dg, op, [len(outer)], "contract")
+        return fold_axes(dg, f, op, [len(outer)], "contract")
     subs = _subs(dg, outer)
     if op is not None:
         return from_values(outer, [fold_values(op, values(s)) for s in subs])
@@ -457,7 +458,7 @@ def prod(a: Any, b: Any, ds0: Sequence[int], ds1: Sequence[int], g: Callable[[Te
         B = reshape(permute(y, rb + d1), (1,) * len(oa) + ob + ks)
         c = as_part(f(A, B), "prod")
         n = len(oa) + len(ob)
-        return reduce_axes(c, op, list(_range(n, n + len(ks))), "prod")
+        return fold_axes(c, g, op, list(_range(n, n + len(ks))), "prod")
     from ._core import zip_with
     pa = permute(x, ra + d0)
     pb = permute(y, rb + d1)

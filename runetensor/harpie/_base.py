@@ -411,6 +411,21 @@ def reduce_axes(t: Tensor, op: str, axes: Sequence[int], fname: str) -> Tensor:
     return wrap(r, D.bool if op in ("any", "all") else d, be)
 
 
+def fold_axes(t: Tensor, f: Any, op: str, axes: Sequence[int], fname: str) -> Tensor:
+    """The recognised fold ``f`` (kind ``op``) over ``axes`` in one call.
+
+    runetensor's own reductions are called themselves with ``axes=`` (so
+    their dtype rules apply); Python's builtins go to the backend reduction.
+    """
+    axes = list(axes)
+    if axes and f is getattr(_rt(), op, None):
+        if op in ("max", "min") and any(t.shape[a] == 0 for a in axes):
+            raise ValueError(f"{fname}: {op} of an empty array (shape {list(t.shape)}); "
+                             "expected at least one element in each reduced sub-array")
+        return f(t, axes=axes)
+    return reduce_axes(t, op, axes, fname)
+
+
 def fold_values(op: str, vals: list[Any]) -> Any:
     """Python's meaning of a recognised fold on a list of elements (the general path)."""
     if op == "sum":

@@ -447,6 +447,15 @@ def _fits(small: Sequence[int], big: Sequence[int]) -> bool:
     return builtins.all(s <= b for s, b in zip(small, big))
 
 
+def _end_element(a: Any, fname: str, which: int) -> Tensor:
+    """The first (``which=0``) or last element as a rank-0 view: ``cut``/``cut_suffix`` to shape ``[]``."""
+    x = arr(a, fname)
+    if x.size == 0:
+        raise ValueError(f"{fname}: shape [] does not fit in {list(x.shape)}; the array is empty")
+    f = reshape(x, (x.size,))
+    return view(f, [which % x.size])
+
+
 def cut(a: Any, s: Sequence[int]) -> Tensor:
     """harpie's ``cut``: the leading block of shape ``s`` (after :func:`rerank` to ``len(s)``). A view.
 
@@ -458,6 +467,8 @@ def cut(a: Any, s: Sequence[int]) -> Tensor:
     'UnsafeArray [2] [0,1]'
     """
     shp = shape_arg(s, "cut")
+    if not shp:
+        return _end_element(a, "cut", 0)
     x = rerank(a, len(shp))
     if len(shp) != x.ndim or not _fits(shp, x.shape):
         raise ValueError(f"cut: shape {shp} does not fit in {list(x.shape)}; expected a smaller or equal shape")
@@ -475,6 +486,8 @@ def cut_suffix(a: Any, s: Sequence[int]) -> Tensor:
     'UnsafeArray [2,2] [18,19,22,23]'
     """
     shp = shape_arg(s, "cut_suffix")
+    if not shp:
+        return _end_element(a, "cut_suffix", -1)
     x = rerank(a, len(shp))
     if len(shp) != x.ndim or not _fits(shp, x.shape):
         raise ValueError(f"cut_suffix: shape {shp} does not fit in {list(x.shape)}; expected a smaller or equal shape")
