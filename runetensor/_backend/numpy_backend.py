@@ -745,6 +745,8 @@ class _CapsuleHolder:
 
 def _dlpack_import(obj, copy):
     import ctypes
+    if isinstance(obj, np.ndarray):  # includes ml_dtypes arrays, which NumPy's own __dlpack__ refuses
+        return obj.copy() if copy else obj
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(obj).__name__} has no __dlpack__ method")
     dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
