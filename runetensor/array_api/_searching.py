@@ -1,8 +1,6 @@
 """Searching functions of the Array API standard: argmax argmin count_nonzero nonzero searchsorted where."""
 from __future__ import annotations
 
-from typing import Any
-
 from .. import _dtypes as D
 from .._tensor import Tensor, wrap
 from ._common import PY_SCALARS, arr, axes_arg, broadcast, cast, flat, promote

@@ -1,5 +1,9 @@
 """The ``fft`` extension of the Array API standard (``runetensor.array_api.fft``).
 
+Each function calls the main namespace's transform (``rt.fft``, ``rt.rfftn``...)
+with the standard's keyword-only signature; ``s`` entries of ``-1`` keep the
+axis's length (the last axis of ``irfftn``: ``2 * (m - 1)``).
+
 Transforms keep the input's precision (float32/complex64 in, complex64 or
 float32 out); integer and bool input is computed in float64/complex128, and a
 real input to a complex transform is taken as complex.  ``norm`` is
@@ -17,36 +21,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import _dtypes as D
-from .._backend import get_backend
-from .._tensor import Tensor, wrap
-from .._validate import as_int, normalize_axes, normalize_axis
-from ._common import arr, cast, check_device, dtype_arg, index_range
+from .._tensor import Tensor
+from .._validate import as_int, normalize_axes
+from ._common import arr, cast, check_device, dtype_arg
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
-_NORMS = ("backward", "ortho", "forward")
-_COMPLEX_IN = frozenset({"fft", "ifft", "irfft", "hfft"})
-
-
-def _input(x: Any, op: str, fname: str) -> Tensor:
-    x = arr(x, fname)
-    d = x._dtype
-    if op in _COMPLEX_IN:
-        if d.kind == "c":
-            return x
-        want = D.complex64 if d.kind == "f" and d.bits <= 32 else D.complex128
-        return cast(x, want)
-    if d.kind == "c":
-        raise TypeError(f"{fname}: expected a real-valued array, got {d}")
-    want = D.float32 if d.kind == "f" and d.bits <= 32 else D.float64
-    return cast(x, want)
-
-
-def _norm(norm: str, fname: str) -> str:
-    if norm not in _NORMS:
-        raise ValueError(f"{fname}: norm must be 'backward', 'ortho' or 'forward', got {norm!r}")
-    return norm
+def _rt() -> Any:
+    import runetensor as rt
+    return rt
 
 
 def _length(n: Any, fname: str, what: str = "n") -> int:
@@ -56,31 +40,17 @@ def _length(n: Any, fname: str, what: str = "n") -> int:
     return v
 
 
-def _run(x: Tensor, op: str, s: tuple[int, ...], axes: tuple[int, ...], norm: str) -> Tensor:
-    be = x._backend
-    h = be.fft(op, x._data, s, axes, norm)
-    return wrap(h, be.dtype(h), be)
-
-
-def _one(x: Any, op: str, n: Any, axis: int, norm: str, fname: str, default_n: Any = None) -> Tensor:
-    norm = _norm(norm, fname)
-    t = _input(x, op, fname)
+def _one(x: Any, name: str, n: Any, axis: int, norm: str) -> Tensor:
+    """A 1-d transform: the main namespace's ``rt.<name>``."""
+    t = arr(x, name)
     if t.ndim == 0:
-        raise ValueError(f"{fname}: expected an array of rank >= 1, got a 0-d array")
-    ax = normalize_axis(axis, t.ndim, fname)
-    m = t._data.shape[ax]
-    if n is None:
-        n = default_n(m) if default_n else m
-        if n < 1:
-            raise ValueError(f"{fname}: the transform length from axis size {m} is {n}; give n >= 1")
-    else:
-        n = _length(n, fname)
-    return _run(t, op, (n,), (ax,), norm)
+        raise ValueError(f"{name}: expected an array of rank >= 1, got a 0-d array")
+    return getattr(_rt(), name)(t, axis=axis, n=n, norm=norm)
 
 
-def _many(x: Any, op: str, s: Any, axes: Any, norm: str, fname: str, last_default: Any = None) -> Tensor:
-    norm = _norm(norm, fname)
-    t = _input(x, op, fname)
+def _many(x: Any, name: str, s: Any, axes: Any, norm: str, half_last: bool = False) -> Tensor:
+    """An n-d transform: the main namespace's ``rt.<name>``, after resolving ``-1`` entries of ``s``."""
+    t = arr(x, name)
     nd = t.ndim
     if axes is None:
         if s is None:
@@ -88,35 +58,25 @@ def _many(x: Any, op: str, s: Any, axes: Any, norm: str, fname: str, last_defaul
         else:
             k = len(s)
             if k > nd:
-                raise ValueError(f"{fname}: s has {k} entries but the array has rank {nd}")
+                raise ValueError(f"{name}: s has {k} entries but the array has rank {nd}")
             ax = tuple(range(nd - k, nd))
     else:
-        ax = normalize_axes(axes, nd, fname, "axes")
+        ax = normalize_axes(axes, nd, name, "axes")
     if not ax:
-        raise ValueError(f"{fname}: expected at least one axis to transform (array of shape {t.shape})")
-    shape = t._data.shape
-    if s is None:
-        sizes = [shape[a] for a in ax]
-        if last_default is not None:
-            sizes[-1] = last_default(sizes[-1])
-    else:
+        raise ValueError(f"{name}: expected at least one axis to transform (array of shape {t.shape})")
+    sizes = None
+    if s is not None:
         s = tuple(s)
         if len(s) != len(ax):
-            raise ValueError(f"{fname}: s {s} and axes {tuple(ax)} must have the same length")
+            raise ValueError(f"{name}: s {s} and axes {tuple(ax)} must have the same length")
+        shape = t._data.shape
         sizes = []
         for i, (v, a) in enumerate(zip(s, ax)):
-            v = as_int(v, fname, "s entry")
+            v = as_int(v, name, "s entry")
             if v == -1:
-                v = shape[a] if (last_default is None or i != len(ax) - 1) else last_default(shape[a])
-            sizes.append(v)
-    for v in sizes:
-        if v < 1:
-            raise ValueError(f"{fname}: transform lengths must be >= 1, got {tuple(sizes)}")
-    return _run(t, op, tuple(sizes), ax, norm)
-
-
-def _half(m: int) -> int:
-    return 2 * (m - 1)
+                v = 2 * (shape[a] - 1) if half_last and i == len(ax) - 1 else shape[a]
+            sizes.append(_length(v, name, "each transform length"))
+    return getattr(_rt(), name)(t, axes=ax, s=sizes, norm=norm)
 
 
 def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -129,7 +89,7 @@ def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "back
     >>> print(xp.fft.fft(xp.asarray([0.0, 1.0, 0.0, 0.0])))
     [1+0i, 0-1i, -1+0i, 0+1i]
     """
-    return _one(x, "fft", n, axis, norm, "fft")
+    return _one(x, "fft", n, axis, norm)
 
 
 def ifft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -139,7 +99,7 @@ def ifft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
     >>> print(xp.fft.ifft(xp.asarray([4.0, 4.0])))
     [4+0i, 0+0i]
     """
-    return _one(x, "ifft", n, axis, norm, "ifft")
+    return _one(x, "ifft", n, axis, norm)
 
 
 def fftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -153,7 +113,7 @@ def fftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
     [[4+0i, 0+0i],
      [0+0i, 0+0i]]
     """
-    return _many(x, "fft", s, axes, norm, "fftn")
+    return _many(x, "fftn", s, axes, norm)
 
 
 def ifftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -165,7 +125,7 @@ def ifftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
     [[1+0i, 1+0i],
      [1+0i, 1+0i]]
     """
-    return _many(x, "ifft", s, axes, norm, "ifftn")
+    return _many(x, "ifftn", s, axes, norm)
 
 
 def rfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -178,7 +138,7 @@ def rfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
     >>> print(xp.fft.rfft(xp.asarray([1.0, 2.0, 3.0, 4.0])))
     [10+0i, -2+2i, -2+0i]
     """
-    return _one(x, "rfft", n, axis, norm, "rfft")
+    return _one(x, "rfft", n, axis, norm)
 
 
 def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -188,7 +148,7 @@ def irfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     >>> print(xp.fft.irfft(xp.fft.rfft(xp.asarray([1.0, 2.0, 3.0, 4.0]))))
     [1, 2, 3, 4]
     """
-    return _one(x, "irfft", n, axis, norm, "irfft", _half)
+    return _one(x, "irfft", n, axis, norm)
 
 
 def rfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -199,7 +159,7 @@ def rfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
     >>> xp.fft.rfftn(xp.ones((4, 6))).shape
     (4, 4)
     """
-    return _many(x, "rfft", s, axes, norm, "rfftn")
+    return _many(x, "rfftn", s, axes, norm)
 
 
 def irfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -210,7 +170,7 @@ def irfftn(x: Tensor, /, *, s: Sequence[int] | None = None, axes: Sequence[int] 
     >>> xp.fft.irfftn(xp.fft.rfftn(xp.ones((4, 6)))).shape
     (4, 6)
     """
-    return _many(x, "irfft", s, axes, norm, "irfftn", _half)
+    return _many(x, "irfftn", s, axes, norm, half_last=True)
 
 
 def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -220,7 +180,7 @@ def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
     >>> print(xp.fft.hfft(xp.asarray([1.0, 0.0, 0.0])))
     [1, 1, 1, 1]
     """
-    return _one(x, "hfft", n, axis, norm, "hfft", _half)
+    return _one(x, "hfft", n, axis, norm)
 
 
 def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -230,7 +190,7 @@ def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     >>> print(xp.fft.ihfft(xp.asarray([1.0, 1.0, 1.0, 1.0])))
     [1-0i, 0-0i, 0-0i]
     """
-    return _one(x, "ihfft", n, axis, norm, "ihfft")
+    return _one(x, "ihfft", n, axis, norm)
 
 
 def _freq_dtype(dtype: Any, fname: str) -> Any:
@@ -241,23 +201,19 @@ def _freq_dtype(dtype: Any, fname: str) -> Any:
 
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
-    """Sample frequencies of :func:`fft`: ``[0, 1, ..., n//2 - 1 (or (n-1)//2), -n//2, ..., -1] / (d * n)``.
+    """Sample frequencies of :func:`fft`: ``[0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)``.
 
     Raises:
-        ValueError: for ``n < 1``.
+        ValueError: for ``n < 1`` or ``d == 0``.
+        TypeError: for a ``dtype`` that is not real floating.
 
     >>> import runetensor.array_api as xp
     >>> print(xp.fft.fftfreq(5, d=0.5))
     [0, 0.4, 0.8, -0.8, -0.4]
     """
     check_device(device, "fftfreq")
-    n = _length(n, "fftfreq")
     dt = _freq_dtype(dtype, "fftfreq")
-    be = get_backend()
-    i = index_range(be, n)
-    k = be.binary("sub", i, be.binary("mul", be.cast(be.binary("ge", i, (n + 1) // 2), D.int64), n))
-    h = be.binary("div", be.cast(k, D.float64), float(d) * n)
-    return wrap(be.cast(h, dt) if dt is not D.float64 else h, dt, be)
+    return cast(_rt().fftfreq(n, d=d), dt)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
@@ -268,21 +224,8 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     [0, 0.25, 0.5]
     """
     check_device(device, "rfftfreq")
-    n = _length(n, "rfftfreq")
     dt = _freq_dtype(dtype, "rfftfreq")
-    be = get_backend()
-    h = be.binary("div", be.cast(index_range(be, n // 2 + 1), D.float64), float(d) * n)
-    return wrap(be.cast(h, dt) if dt is not D.float64 else h, dt, be)
-
-
-def _shift(x: Any, axes: Any, inverse: bool, fname: str) -> Tensor:
-    from ._manipulation import roll
-    x = arr(x, fname)
-    ax = tuple(range(x.ndim)) if axes is None else normalize_axes(axes, x.ndim, fname, "axes")
-    if not ax:
-        return wrap(x._backend.copy(x._data), x._dtype, x._backend)
-    shifts = tuple((-(x._data.shape[a] // 2)) if inverse else x._data.shape[a] // 2 for a in ax)
-    return roll(x, shifts, axis=ax)
+    return cast(_rt().rfftfreq(n, d=d), dt)
 
 
 def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
@@ -292,7 +235,7 @@ def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor
     >>> print(xp.fft.fftshift(xp.fft.fftfreq(5)))
     [-0.4, -0.2, 0, 0.2, 0.4]
     """
-    return _shift(x, axes, False, "fftshift")
+    return _rt().fftshift(arr(x, "fftshift"), axes=axes)
 
 
 def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
@@ -302,4 +245,4 @@ def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tenso
     >>> print(xp.fft.ifftshift(xp.fft.fftshift(xp.fft.fftfreq(5))))
     [0, 0.2, 0.4, -0.4, -0.2]
     """
-    return _shift(x, axes, True, "ifftshift")
+    return _rt().ifftshift(arr(x, "ifftshift"), axes=axes)
