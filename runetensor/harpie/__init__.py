@@ -30,5 +30,11 @@ from ._shape import *  # noqa: F401,F403
 from ._shape import reshape_ as reshape  # noqa: F401
 
 
-__all__ = sorted(set(_base.__all__ + _core.__all__ + [n for n in _shape.__all__ if n != "reshape_"] +
+reshape.__name__ = reshape.__qualname__ = "reshape"
+
+#: harpie's ``Dim`` (a dimension index) and ``Dims`` (a list of them), as type aliases
+Dim = int
+Dims = list[int]
+
+__all__ = ["Dim", "Dims"] + sorted(set(_base.__all__ + _core.__all__ + [n for n in _shape.__all__ if n != "reshape_"] +
                      ["reshape"] + _apply.__all__ + _math.__all__))
