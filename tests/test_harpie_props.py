@@ -134,6 +134,18 @@ def test_inverse_large_uses_elimination():
     np.testing.assert_allclose(N(hp.invtri(rt.from_numpy(tri))) @ tri, np.eye(80), atol=1e-9)
 
 
+def test_inverse_badly_scaled_and_ill_conditioned():
+    d = hp.array([2, 2], [1., 0, 0, 1e-20])
+    np.testing.assert_allclose(N(hp.inverse(d)), [[1, 0], [0, 1e20]])
+    h = np.array([[1 / (i + j + 1) for j in range(8)] for i in range(8)])  # Hilbert, cond ~ 1e10
+    for m in (h, h + np.diag([1e-12] * 7, 1)):  # the Cholesky route and (not symmetric) elimination
+        inv = N(hp.inverse(rt.from_numpy(m)))
+        np.testing.assert_allclose(inv @ m, np.eye(8), atol=1e-3)
+    g = np.array([[2., 1, 0], [1, 3, 1], [0, 1, 4]]) * 1e-30  # non-symmetric scale: still invertible
+    g[0, 2] = 5e-31
+    np.testing.assert_allclose(N(hp.inverse(rt.from_numpy(g))) @ g, np.eye(3), atol=1e-9)
+
+
 def test_inverse_int_and_float32():
     r = hp.inverse(hp.array([2, 2], [0, 1, 2, 0]))
     assert r.dtype == rt.float64 and hp.pretty(r) == "[[0.0,0.5],\n [1.0,0.0]]"
@@ -477,6 +489,8 @@ A = hp.range([2, 3, 4])
     (lambda: hp.inverse(hp.array([2, 2], [1., 2, 2, 4])), ValueError, "singular"),
     (lambda: hp.inverse(hp.array([3, 3], [1., 2, 3, 4, 5, 6, 7, 8, 9])), ValueError, "singular"),
     (lambda: hp.inverse(hp.konst([3, 3], 0.0)), ValueError, "singular"),
+    (lambda: hp.inverse(hp.array([2, 2], [1., 2, 1e-300, 2e-300])), ValueError, "singular"),
+    (lambda: hp.inverse(hp.array([2, 2], [1., float("nan"), 0, 1])), ValueError, "non-finite"),
     (lambda: hp.inverse(hp.range([2, 3])), ValueError, "square"),
     (lambda: hp.inverse(hp.indices([2, 2])), TypeError, "numeric"),
     (lambda: hp.range([-1]), ValueError, "negative"),

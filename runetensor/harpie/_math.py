@@ -2,7 +2,7 @@
 
 ``inverse`` goes beyond harpie (whose inverse only works for symmetric
 positive-definite matrices): symmetric positive-definite matrices of order
-<= 64 take harpie's own route (Cholesky, triangular inverses, product, so the
+<= 16 take harpie's own route (Cholesky, triangular inverses, product, so the
 digits match harpie's), every other non-singular square matrix is inverted
 by Gauss-Jordan elimination with partial pivoting; a singular matrix raises
 ``ValueError``.
@@ -21,7 +21,7 @@ __all__ = ["uniform", "chol", "invtri", "inverse"]
 _range = builtins.range
 _slice = builtins.slice
 #: the largest order for which harpie's O(n^4) triangular-inverse series is used
-SERIES_MAX = 64
+SERIES_MAX = 16
 
 
 def uniform(shape: Sequence[int], range: tuple[Any, Any], seed: int | None = None) -> Tensor:  # noqa: A002
@@ -148,7 +148,7 @@ def _is_triangular(t: Tensor) -> bool:
 def invtri(a: Any) -> Tensor:
     """harpie's ``invtri``: the inverse of a (lower or upper) triangular matrix.
 
-    Up to order 64 this is harpie's series ``(I + L + ... + L^(n-1)) @ D^-1``
+    Up to order 16 this is harpie's series ``(I + L + ... + L^(n-1)) @ D^-1``
     (``L = -D^-1 @ offdiag``, exact because ``L`` is nilpotent), so the digits
     match harpie; larger matrices use Gauss-Jordan elimination.
 
@@ -197,22 +197,27 @@ def _gauss_jordan(t: Tensor, fname: str) -> Tensor:
     n = t.shape[0]
     d = t._dtype
     M = be.full((n, 2 * n), 0, d)
-    be.assign(be.view_index(M, (_slice(0, n, 1), _slice(0, n, 1))), t._data)
-    idx = be.arange(0, n, 1, D.int64)
-    be.scatter(M, (idx, be.binary("add", idx, n)), 1)
     if n == 0:
         return wrap(be.view_index(M, (_slice(0, 0, 1), _slice(0, 0, 1))), d, be)
-    scale = _scalar(be, be.reduce("max", be.unary("abs", t._data), (0, 1), False))
-    if not scale > 0 or scale != scale:
-        raise ValueError(f"{fname}: the matrix is singular (all zeros or not finite)")
-    tol = n * _eps(d) * scale
+    # equilibrate: scale every row to max |a_ij| = 1, so the pivot test is scale-free
+    rs = be.reduce("max", be.unary("abs", t._data), (1,), False)
+    if not _scalar(be, be.reduce("all", be.unary("isfinite", t._data), (0, 1), False)):
+        raise ValueError(f"{fname}: the matrix has non-finite entries")
+    if not _scalar(be, be.reduce("all", be.binary("gt", rs, 0), (0,), False)):
+        raise ValueError(f"{fname}: the matrix is singular (it has a zero row)")
+    rs = be.cast(rs, d) if d.kind == "c" else rs
+    be.assign(be.view_index(M, (_slice(0, n, 1), _slice(0, n, 1))),
+              be.binary("div", t._data, be.reshape(rs, (n, 1))))
+    idx = be.arange(0, n, 1, D.int64)
+    be.scatter(M, (idx, be.binary("add", idx, n)), 1)
+    tol = n * _eps(d)
     for c in _range(n):
         col = be.unary("abs", be.view_index(M, (_slice(c, n, 1), c)))
         p = c + int(_scalar(be, be.arg_reduce("argmax", col, 0, False)))
         piv = _scalar(be, be.view_index(col, (p - c,)))
         if not piv > tol:
-            raise ValueError(f"{fname}: the matrix is singular (pivot {piv!r} in column {c} is below "
-                             f"the tolerance {tol:.3g}); it has no inverse")
+            raise ValueError(f"{fname}: the matrix is singular (pivot {piv!r} in column {c} of the "
+                             f"row-equilibrated matrix is below the tolerance {tol:.3g}); it has no inverse")
         if p != c:
             rows = be.gather(M, (as_idx(be, [p, c]), _slice(0, 2 * n, 1)))
             be.assign(be.view_index(M, (_slice(c, p + 1, p - c), _slice(0, 2 * n, 1))), rows)
@@ -222,7 +227,8 @@ def _gauss_jordan(t: Tensor, fname: str) -> Tensor:
         be.scatter(f, (c,), 0)
         upd = be.binary("mul", be.reshape(f, (n, 1)), be.reshape(be.copy(rc), (1, 2 * n)))
         be.assign(M, be.binary("sub", M, upd))
-    out = be.copy(be.view_index(M, (_slice(0, n, 1), _slice(n, 2 * n, 1))))
+    # (D^-1 A)^-1 = A^-1 D, so A^-1 = that with column j divided by row scale j
+    out = be.binary("div", be.view_index(M, (_slice(0, n, 1), _slice(n, 2 * n, 1))), be.reshape(rs, (1, n)))
     fin = be.reduce("all", be.unary("isfinite", out), (0, 1), False)
     if not _scalar(be, fin):
         raise ValueError(f"{fname}: the matrix is too ill-conditioned to invert (non-finite result)")
@@ -246,14 +252,14 @@ def _symmetric(t: Tensor) -> bool:
 def inverse(a: Any) -> Tensor:
     """The inverse of a non-singular square matrix (harpie's ``inverse``, generalised).
 
-    Symmetric positive-definite matrices up to order 64 follow harpie
+    Symmetric positive-definite matrices up to order 16 follow harpie
     (``invtri(chol(a).T) @ invtri(chol(a))``), reproducing its digits; all
     other matrices use Gauss-Jordan elimination with partial pivoting.
     Integer input computes in float64.
 
     Raises:
-        ValueError: if ``a`` is not square, or is singular (a pivot below
-            ``n * eps * max|a|``).
+        ValueError: if ``a`` is not square, or is singular (after scaling every
+            row to a largest entry of 1, a pivot below ``n * eps``).
 
     >>> from runetensor import harpie as hp
     >>> print(hp.pretty(hp.inverse(hp.array([2, 2], [0., 1, 2, 0]))))
