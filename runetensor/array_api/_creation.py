@@ -335,12 +335,11 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """An array from an object supporting DLPack (``__dlpack__``), shared without copying when possible.
 
-    Delegates to ``runetensor.from_dlpack`` when the interop module provides it;
-    otherwise it accepts anything NumPy-compatible (``__array__``, the buffer protocol).
+    Calls ``runetensor.from_dlpack`` (NumPy, PyTorch, JAX... arrays on the CPU).
 
     Raises:
         ValueError: for an unsupported device, or ``copy=False`` when a copy is needed.
-        TypeError: for an object that is not an array.
+        TypeError: for an object that does not support DLPack.
 
     >>> import runetensor.array_api as xp
     >>> a = xp.asarray([1, 2, 3])
@@ -353,18 +352,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
             return wrap(x._backend.copy(x._data), x._dtype, x._backend)
         return x
     import runetensor as rt
-    fn = getattr(rt, "from_dlpack", None)
-    if fn is not None:
-        try:
-            return fn(x, copy=copy)
-        except TypeError as e:
-            if "copy" not in str(e):
-                raise
-            t = fn(x)
-            return wrap(t._backend.copy(t._data), t._dtype, t._backend) if copy else t
-    if not (hasattr(x, "__dlpack__") or hasattr(x, "__array__") or _has_buffer(x)):
-        raise TypeError(f"from_dlpack: {type(x).__name__} does not support DLPack")
-    return as_tensor(x, "from_dlpack", copy=copy)
+    return rt.from_dlpack(x, copy=copy)
 
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,

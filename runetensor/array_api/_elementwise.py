@@ -11,7 +11,7 @@ import builtins
 from typing import Any, Callable
 
 from .. import _dtypes as D
-from .._tensor import Tensor, binary_op, unary_op, wrap
+from .._tensor import BINARY_RULES, Tensor, binary_op, unary_op, wrap
 from ._common import PY_SCALARS, arr, promote
 
 __all__ = [
@@ -110,7 +110,7 @@ _BINARY: dict[str, tuple[str, str, str, str, str]] = {
     "subtract": ("sub", "Difference x1 - x2", "[1, 2]", "[10, 20]", "[-9, -18]"),
 }
 
-_F = [D.float32, D.float64]
+_BOOL = D.bool
 
 
 def _make_unary(name: str, op: str, what: str, ex_in: str, ex_out: str) -> Callable[[Tensor], Tensor]:
@@ -127,8 +127,27 @@ def _make_unary(name: str, op: str, what: str, ex_in: str, ex_out: str) -> Calla
     return fn
 
 
+#: per dtype rule of the core (``BINARY_RULES``): the dtype kinds for which two operands of one
+#: dtype go straight to the backend primitive (no promotion, no check), and whether the result is bool
+_FAST_KINDS: dict[str, tuple[str, bool]] = {
+    "num": ("biufc", False), "eq": ("biufc", True), "cmp": ("biuf", True), "ord": ("biuf", False),
+    "logic": ("biufc", True), "bits": ("biu", False), "shift": ("iu", False), "int": ("iufc", False),
+    "intord": ("iuf", False), "true": ("fc", False), "real": ("f", False),
+}
+
+
 def _make_binary(name: str, op: str, what: str, a: str, b: str, out: str) -> Callable[[Any, Any], Tensor]:
+    rule = BINARY_RULES[op]
+    kinds, to_bool = _FAST_KINDS[rule]
+    prim = "div" if rule == "true" else op
+
     def fn(x1: Tensor | bool | int | float | complex, x2: Tensor | bool | int | float | complex, /) -> Tensor:
+        # fast path: two tensors of one dtype, shape and backend need no promotion or broadcasting
+        if type(x1) is Tensor and type(x2) is Tensor:
+            d = x1._dtype
+            if d is x2._dtype and d.kind in kinds and x1._data.shape == x2._data.shape \
+                    and x1._backend is x2._backend:
+                return wrap(x1._backend.binary(prim, x1._data, x2._data), _BOOL if to_bool else d, x1._backend)
         return binary_op(op, x1, x2, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{what}, elementwise with broadcasting.\n\n"
