@@ -21,9 +21,8 @@ from typing import Any, Callable, Sequence
 from .. import _dtypes as D
 from .._tensor import Tensor, as_tensor, binary_op, wrap
 from ._base import (arr, as_part, assign, cast, dims_arg, equal, expand_to, fold_axes, fold_op, fold_values,
-                    from_values,
-                    full_key, int_arg, ints_arg, is_binary_op, is_unary_op, permute, reduce_axes, reshape,
-                    scalar_object, size_of, stack, values, view)
+                    from_values, full_key, ints_arg, is_binary_op, is_unary_op, permute, reduce_axes,
+                    reshape, size_of, stack, values, view)
 from ._shape import cut, cut_suffix, drops, rerank
 
 __all__ = [
@@ -875,5 +874,3 @@ def telecasts_safe(a: Any, b: Any, dsa: Sequence[int], dsb: Sequence[int],
     """
     return _telecasts(arr(a, "telecasts_safe"), arr(b, "telecasts_safe"), dsa, dsb, f, "telecasts_safe", True)
 
-
-_ = (int_arg, scalar_object)

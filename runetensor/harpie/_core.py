@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 from .. import _dtypes as D
 from .._backend import get_backend
 from .._tensor import Tensor, as_tensor, wrap
-from ._base import (UnsafeArray, arr, as_part, dims_arg, equal, from_values, full, int_arg, ints_arg,
-                    is_binary_op, is_unary_op, item, reshape, scalar_object, shape_arg, size_of, values, view)
+from ._base import (UnsafeArray, arr, as_part, from_values, full, int_arg, ints_arg, is_binary_op,
+                    is_unary_op, item, reshape, scalar_object, shape_arg, size_of, values)
 
 __all__ = [
     "array", "safe_array", "validate", "unsafe_modify_shape", "unsafe_modify_vector",
@@ -661,6 +661,3 @@ def iota(n: int) -> Tensor:
     """
     return range([int_arg(n, "iota", "n")])
 
-
-# imported for the package namespace (defined in _base)
-_ = (equal, dims_arg, view)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, binary_op, wrap
-from ._base import arr, cast, full, int_arg, shape_arg, view
+from ._base import arr, cast, shape_arg
 
 __all__ = ["uniform", "chol", "invtri", "inverse"]
 
@@ -281,5 +281,3 @@ def inverse(a: Any) -> Tensor:
                 return wrap(r, t._dtype, be)
     return _gauss_jordan(t, "inverse")
 
-
-_ = (full, int_arg, view)

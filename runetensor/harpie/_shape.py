@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, wrap
-from ._base import (UnsafeArray, arr, assign, cast, dims_arg, empty, equal, expand_to, from_values, full,
+from ._base import (UnsafeArray, arr, assign, dims_arg, empty, expand_to, from_values, full,
                     full_key, int_arg, ints_arg, permute, reshape, shape_arg, size_of, view)
 
 __all__ = [
@@ -830,5 +830,3 @@ def unsnoc(a: Any) -> tuple[Tensor, Tensor]:
         raise ValueError("unsnoc: the array has no rows")
     return inits(x, [0]), lasts(x, [0])
 
-
-_ = (cast, equal)
