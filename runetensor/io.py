@@ -318,14 +318,26 @@ def _finish_npy(be: Any, buf: Any, d: DType, shape: tuple[int, ...], fo: bool, s
     return wrap(h, d, be)
 
 
-def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None) -> Tensor:
+def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None,
+                     trusted: bool = True) -> Tensor:
+    """Read a .npy from ``f``; ``avail`` is the stream's size if known (``trusted``: it is the
+    real size, so the data buffer can be allocated up front; else it is read in chunks)."""
     d, shape, fo, swap, off = _parse_npy_header(f, fname, where, dtype, avail)
     nbytes = _prod(shape) * d.itemsize
     if avail is not None and off + nbytes != avail:
         raise ValueError(f"{fname}: {where}: shape {shape} of {d} needs {nbytes} bytes of data, but the file has "
                          f"{avail - off}")
-    buf = bytearray(nbytes)
-    got = f.readinto(buf) if nbytes else 0
+    if trusted and avail is not None:
+        buf = bytearray(nbytes)
+        got = f.readinto(buf) if nbytes else 0
+    else:  # the claimed size may be a lie (a corrupt zip directory): grow with the data actually read
+        buf = bytearray()
+        while len(buf) < nbytes:
+            chunk = f.read(min(1 << 24, nbytes - len(buf)))
+            if not chunk:
+                break
+            buf += chunk
+        got = len(buf)
     if got != nbytes:
         raise ValueError(f"{fname}: {where} is truncated: shape {shape} of {d} needs {nbytes} bytes of data, "
                          f"got {got}")
@@ -448,8 +460,9 @@ def load_npz(path: Any) -> dict[str, Tensor]:
     fname = "load_npz"
     p = _path(path, fname)
     out: dict[str, Tensor] = {}
+    fh = open(p, "rb")  # a missing file is an OSError; after this, OSError means a corrupt archive
     try:
-        with zipfile.ZipFile(p, "r") as zf:
+        with fh, zipfile.ZipFile(fh, "r") as zf:
             for info in zf.infolist():
                 if info.is_dir():
                     continue
@@ -460,8 +473,9 @@ def load_npz(path: Any) -> dict[str, Tensor]:
                 if key in out:
                     raise ValueError(f"{fname}: {p!r}: member {name!r} appears twice")
                 with zf.open(info) as m:
-                    out[key] = _read_npy_stream(m, fname, f"{p!r} member {name!r}", None, info.file_size)
-    except _ZIP_ERRORS as e:
+                    out[key] = _read_npy_stream(m, fname, f"{p!r} member {name!r}", None, info.file_size,
+                                                trusted=False)
+    except (*_ZIP_ERRORS, OSError) as e:
         raise ValueError(f"{fname}: {p!r} is not a valid .npz archive: {e}") from None
     return out
 

@@ -123,6 +123,15 @@ def test_npy_file_objects_and_dtype_check(tmp_path):
         rio.load_npy(tmp_path / "o.npy", mmap="w")
 
 
+def test_npy_lying_header_does_not_allocate():
+    import io
+    hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }"
+    hdr = hdr.ljust(117) + "\n"
+    raw = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + b"\0" * 16
+    with pytest.raises(ValueError, match="is truncated: shape \\(1000000000000,\\) of float64 needs"):
+        rio.load_npy(io.BytesIO(raw))
+
+
 def test_npy_mmap_modes(tmp_path):
     p = tmp_path / "m.npy"
     rio.save_npy(p, rt.create(rt.float64, [3], [1, 2, 3]))
