@@ -212,6 +212,9 @@ def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DTyp
         if fill_value.ndim != 0:
             raise ValueError(f"{fname}: fill_value must be a scalar, got an array of shape {fill_value.shape}")
         fill_value = fill_value._scalar() if d is None or d.kind != "O" else fill_value._scalar()
+    if not isinstance(fill_value, PY_SCALARS) and getattr(fill_value, "shape", None) == () \
+            and hasattr(fill_value, "item"):
+        fill_value = fill_value.item()  # a NumPy (or other library's) scalar
     if not isinstance(fill_value, PY_SCALARS):
         raise TypeError(f"{fname}: fill_value must be a bool, int, float or complex, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
