@@ -50,13 +50,25 @@ _ACCUM: dict[np.dtype, np.dtype] = dict(_COMPUTE)
 _ACCUM[np.dtype(np.float16)] = _F32
 
 
+#: the largest float below 0.5: trunc(x + copysign(it, x)) rounds half away from zero exactly
+#: (x + 0.5 would carry 0.49999999999999994 up to 1) and keeps the sign of zero
+_BELOW_HALF = {np.dtype(np.float32): np.nextafter(np.float32(0.5), np.float32(0)),
+               np.dtype(np.float64): np.nextafter(0.5, 0.0)}
+
+
 def _round_half_away(x, out=None):
     if x.dtype.kind not in "fc":
         return _copy_into(x, out)
-    t = np.trunc(x)
-    frac = x - t
-    adj = np.where(np.abs(frac) >= 0.5, np.sign(x), 0).astype(x.dtype, copy=False)
-    return np.add(t, adj, out=out)
+    if x.dtype.kind == "c":
+        r = _round_half_away(x.real) + 1j * _round_half_away(x.imag)
+        return _copy_into(r.astype(x.dtype), out)
+    src = x if x.dtype in _BELOW_HALF else x.astype(np.float32)  # float16: in float32, rounded once
+    r = np.copysign(_BELOW_HALF[src.dtype], src)
+    np.add(r, src, out=r)
+    np.trunc(r, out=r)
+    if r.dtype != x.dtype or out is not None:
+        return _copy_into(r.astype(x.dtype, copy=False), out) if out is not None else r.astype(x.dtype)
+    return r
 
 
 def _copy_into(x, out):
@@ -77,8 +89,9 @@ def _int_identity(fn):
 def _recip(x, out=None):
     if x.dtype.kind in "iu":
         with np.errstate(all="ignore"):
-            r = np.where(x == 0, 0, np.floor_divide(1, np.where(x == 0, 1, x))).astype(x.dtype)
-            # integer 1/x truncates toward zero: 1 for 1, -1 for -1, 0 otherwise
+            # integer 1/x truncates toward zero: 1 for 1, -1 for -1, 0 otherwise (1/0 -> 0)
+            r = np.where(x == 1, 1, np.where(x == -1, -1, 0)).astype(x.dtype) if x.dtype.kind == "i" \
+                else (x == 1).astype(x.dtype)
         return _copy_into(r, out)
     return np.reciprocal(x, out=out)
 
