@@ -24,6 +24,7 @@ an iteration that does not converge) raises :class:`LinAlgError`, a
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from typing import Any, Sequence
 
@@ -347,9 +348,14 @@ def tensordot(a: Any, b: Any, axes: Any = None) -> Tensor:
 
 def _parse_einsum(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
     """Validate ``subscripts`` against the operand shapes; return the normalised explicit form."""
-    fn = "einsum"
     if not isinstance(subscripts, str):
-        raise TypeError(f"{fn}: subscripts must be a string, got {type(subscripts).__name__}")
+        raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
+    return _parse_einsum_cached(subscripts, tuple(tuple(s) for s in shapes))
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_einsum_cached(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -> str:
+    fn = "einsum"
     s = "".join(subscripts.split())
     if s.count("->") > 1:
         raise ValueError(f"{fn}: subscripts {subscripts!r} contain '->' more than once")
@@ -1076,13 +1082,12 @@ def trace(t: Any, offset: int = 0) -> Tensor:
     r0, c0 = max(0, -off), max(0, off)
     k = max(0, min(m - r0, n - c0))
     lead = t.shape[:-2]
-    if k == 0:
+    if k == 0 or 0 in lead:
         return wrap(be.full(lead, 0, d), d, be)
-    i = be.arange(r0, r0 + k, 1, D.int64)
-    j = be.arange(c0, c0 + k, 1, D.int64)
-    key = tuple(slice(0, s, 1) for s in lead) + (i, j)
-    diag = be.gather(h, key)
-    return wrap(be.reduce("sum", diag, (diag.ndim - 1,), False), d, be)
+    st = be.strides(h)
+    # the diagonal as a strided view (inside the buffer: k >= 1 elements of in-range rows/columns)
+    diag = be.as_strided(h, lead + (k,), st[:-2] + (st[-2] + st[-1],), be.offset(h) + r0 * st[-2] + c0 * st[-1])
+    return wrap(be.reduce("sum", diag, (len(lead),), False), d, be)
 
 
 # ---------------------------------------------------------------------------

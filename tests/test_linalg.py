@@ -548,6 +548,28 @@ def test_linalg_error_is_a_value_error_naming_the_operation():
     assert rt.to_array(la) == [-math.inf] * 3
 
 
+def test_non_finite_inputs_are_quiet(capfd):
+    import warnings
+    big = rt.create(rt.float64, [2, 2], [1e300, 0, 0, 1e300])
+    inf = rt.create(rt.float64, [2, 2], [math.inf, 0, 0, 1])
+    nan = rt.create(rt.float64, [2, 2], [math.nan, 0, 0, 1])
+    fns = [rt.det, rt.inv, rt.slogdet, rt.svdvals, rt.eigvals, rt.eigvalsh, rt.pinv, rt.cond, rt.norm, rt.trace,
+           lambda x: rt.norm(x, ord=2), lambda x: rt.einsum("ij,jk", x, x), lambda x: rt.matrix_power(x, 3),
+           lambda x: rt.lstsq(x, x), lambda x: rt.vdot(x, x), rt.fft, rt.fft2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in fns:
+            for x in (big, inf, nan):
+                try:
+                    f(x)
+                except ValueError:  # LinAlgError included
+                    pass
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    with pytest.raises(rt.LinAlgError, match="^lstsq: .*inf or NaN"):
+        rt.lstsq(inf, inf)
+
+
 def test_argument_errors():
     r = rt.ones(rt.float64, [2, 3])
     for f in (rt.inv, rt.det, rt.eig, rt.eigvals, rt.eigh, rt.eigvalsh, rt.cholesky, rt.slogdet):

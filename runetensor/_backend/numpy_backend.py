@@ -572,11 +572,12 @@ class NumpyBackend(Backend):
             raise NumericalFailure(str(e)) from None
 
     def fft(self, op, x, s, axes, norm):
-        with np.errstate(all="ignore"):
-            if op == "hfft" or op == "ihfft":
-                r = getattr(np.fft, op)(x, n=s[0], axis=axes[0], norm=norm)
-            else:
-                r = _FFTN[op](x, s=s, axes=axes, norm=norm)
+        if op == "hfft" or op == "ihfft":
+            r = getattr(np.fft, op)(x, n=s[0], axis=axes[0], norm=norm)
+        elif len(axes) == 1 and op in _FFT1:  # the 1-D entry points skip fftn's per-axis loop
+            r = _FFT1[op](x, n=s[0], axis=axes[0], norm=norm)
+        else:
+            r = _FFTN[op](x, s=s, axes=axes, norm=norm)
         want = _FFT_RESULT[op](x.dtype)
         return r if r.dtype == want else r.astype(want)
 
@@ -647,6 +648,9 @@ def _la_pinv(a, rtol=None, hermitian=False):
 
 
 def _la_lstsq(a, b, rcond=None):
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        # LAPACK's gelsd would print "illegal value" to the terminal before failing
+        raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares (input contains inf or NaN)")
     if a.ndim == 2 and b.ndim == 2:
         x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
         return x, res.astype(_real_of(a.dtype), copy=False), int(rank), sv
@@ -690,6 +694,7 @@ _LINALG = {
     "inv": np.linalg.inv, "pinv": _la_pinv, "solve": np.linalg.solve,
     "lstsq": _la_lstsq, "einsum": _la_einsum,
 }
+_FFT1 = {"fft": np.fft.fft, "ifft": np.fft.ifft, "rfft": np.fft.rfft, "irfft": np.fft.irfft}
 _FFTN = {"fft": np.fft.fftn, "ifft": np.fft.ifftn, "rfft": np.fft.rfftn, "irfft": np.fft.irfftn}
 _FFT_RESULT = {"fft": _complex_of, "ifft": _complex_of, "rfft": _complex_of, "ihfft": _complex_of,
                "irfft": _real_of, "hfft": _real_of}
