@@ -351,9 +351,22 @@ def lerp(start: Any, end_: Any, weight: Any) -> Tensor:
     >>> print(rt.lerp(s, e, rt.create(rt.float32, [2], [0.25, 0.5])))
     [2, 5]
     """
-    d = binary_op("sub", end_, start, "lerp")
-    d = binary_op("mul", weight, d, "lerp")
-    return binary_op("add", start, d, "lerp")
+    return _lerp(start, end_, weight, "lerp")
+
+
+def _lerp(start: Any, end_: Any, weight: Any, fname: str) -> Tensor:
+    args = [v if isinstance(v, Tensor) or type(v) in _PY_SCALARS else as_tensor(v, fname)
+            for v in (start, end_, weight)]
+    d = D.result_type(*args)
+    if d.is_low_precision:  # compute in float32, round once
+        args = [as_tensor(v, fname, dtype=D.float32) if isinstance(v, Tensor) else v for v in args]
+    s, e, w = args
+    r = binary_op("sub", e, s, fname)
+    r = binary_op("mul", w, r, fname)
+    r = binary_op("add", s, r, fname)
+    if r._dtype is not d and d.is_low_precision:
+        r = wrap(r._backend.cast(r._data, d), d, r._backend)
+    return r
 
 
 @attach()
@@ -375,7 +388,7 @@ def lerp_scalar_weight(start: Any, end_: Any, weight: float) -> Tensor:
     """
     if type(weight) not in _PY_SCALARS and not (isinstance(weight, Tensor) and weight.ndim == 0):
         raise TypeError(f"lerp_scalar_weight: weight must be a number, got {type(weight).__name__}")
-    return lerp(start, end_, weight)
+    return _lerp(start, end_, weight, "lerp_scalar_weight")
 
 
 isinf = _make_unary("isinf", "isinf", "True where the element is +inf or -inf (all false for integers).", _EX + """\

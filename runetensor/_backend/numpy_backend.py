@@ -63,7 +63,7 @@ def _round_half_away(x, out=None):
         r = _round_half_away(x.real) + 1j * _round_half_away(x.imag)
         return _copy_into(r.astype(x.dtype), out)
     src = x if x.dtype in _BELOW_HALF else x.astype(np.float32)  # float16: in float32, rounded once
-    r = np.copysign(_BELOW_HALF[src.dtype], src)
+    r = np.copysign(_BELOW_HALF[src.dtype], src, out=np.empty(src.shape, src.dtype))
     np.add(r, src, out=r)
     np.trunc(r, out=r)
     if r.dtype != x.dtype or out is not None:
