@@ -1084,10 +1084,10 @@ def trace(t: Any, offset: int = 0) -> Tensor:
     lead = t.shape[:-2]
     if k == 0 or 0 in lead:
         return wrap(be.full(lead, 0, d), d, be)
-    st = be.strides(h)
-    # the diagonal as a strided view (inside the buffer: k >= 1 elements of in-range rows/columns)
-    diag = be.as_strided(h, lead + (k,), st[:-2] + (st[-2] + st[-1],), be.offset(h) + r0 * st[-2] + c0 * st[-1])
-    return wrap(be.reduce("sum", diag, (len(lead),), False), d, be)
+    # the k x k block whose main diagonal is the wanted one (a view), then einsum's trace
+    key = tuple(slice(0, s, 1) for s in lead) + (slice(r0, r0 + k, 1), slice(c0, c0 + k, 1))
+    block = be.view_index(h, key)
+    return wrap(be.linalg("einsum", block, subscripts="...ii->..."), d, be)
 
 
 # ---------------------------------------------------------------------------
