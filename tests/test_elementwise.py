@@ -924,3 +924,22 @@ def test_methods_are_attached():
     t = rt.create(rt.float32, [2], [1., 4.])
     assert str(t.sqrt()) == "[1, 2]" and str(t.add_s(1)) == "[2, 5]" and str(t.clamp(max=2.)) == "[1, 2]"
     assert str(t.logical_not()) == "[0, -3]" and str(t.maximum_s(2.)) == "[2, 4]"
+
+
+@FEW
+@given(data=st.data())
+def test_reflected_operators_with_python_scalars(data):
+    d = data.draw(st.sampled_from([rt.int8, rt.int32, rt.uint16, rt.float32, rt.float64, rt.bfloat16]))
+    a = data.draw(strided(d, specials=False))
+    t = rt.from_numpy(a)
+    s = data.draw(st.integers(1, 3))
+    sv = np.array(s).astype(NP[d])
+    for op, sym in ((lambda x, y: x - y, "-"), (lambda x, y: x + y, "+"), (lambda x, y: x * y, "*"),
+                    (lambda x, y: x // y, "//"), (lambda x, y: x % y, "%"), (lambda x, y: x ** y, "**"),
+                    (lambda x, y: x / y, "/")):
+        _, rule, ifn, ffn = OPS[sym]
+        exp = binary_oracle(rule, ifn, ffn, sv, a, d)
+        check(op(s, t), np.broadcast_to(exp[1], a.shape), exp[0], zero_sign=sym != "**")
+    if d.kind in "iu":
+        check(s & t, np.broadcast_to(binary_oracle("bits", lambda x, y, d: x & y, None, sv, a, d)[1], a.shape), d)
+        assert (1 << rt.create(d, [2], [0, 2])).dtype is d
