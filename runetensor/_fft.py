@@ -23,7 +23,6 @@ import builtins
 from typing import Any, Sequence
 
 from . import _dtypes as D
-from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import as_int, normalize_axes, normalize_axis, shape_str
 

@@ -1,11 +1,9 @@
 """Interop: __array__, DLPack (NumPy, PyTorch, JAX), the buffer protocol, pickling."""
 import copy
-import math
 import pickle
 import struct
 import sys
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -198,7 +196,8 @@ def test_dlpack_jax():
     src = rt.create(rt.float32, [2, 2], [1, 2, 3, 4])
     back = jnp.from_dlpack(src)
     assert back.tolist() == [[1, 2], [3, 4]]
-    assert back.unsafe_buffer_pointer() == host(src).ctypes.data
+    if host(src).ctypes.data % 64 == 0:  # XLA copies buffers that are not 64-byte aligned
+        assert back.unsafe_buffer_pointer() == host(src).ctypes.data
     bf = jnp.from_dlpack(rt.create(rt.bfloat16, [2], [1.5, -2]))
     assert bf.dtype == jnp.bfloat16 and bf.astype(jnp.float32).tolist() == [1.5, -2.0]
 

@@ -175,7 +175,6 @@ def good_npy(tmp_path, d=rt.float64, shape=(2, 3)):
 def test_npy_corrupt_files(tmp_path, case, match):
     p, raw = good_npy(tmp_path)
     hl = struct.unpack("<H", raw[8:10])[0]
-    header = raw[10:10 + hl].decode("latin1")
 
     def with_header(h):
         h = h.ljust(hl - 1) + "\n" if len(h) < hl else h + "\n"
