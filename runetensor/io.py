@@ -418,6 +418,8 @@ def save_npz(path: Any, arrays: Mapping[str, Any] | None = None, *, compressed: 
     ['b', 'w']
     """
     fname = "save_npz"
+    if arrays is not None and not isinstance(arrays, Mapping):
+        raise TypeError(f"{fname}: arrays must be a mapping name -> tensor, got {type(arrays).__name__}")
     items: dict[str, Tensor] = {}
     for src in ((arrays or {}).items(), named.items()):
         for k, v in src:

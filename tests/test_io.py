@@ -123,6 +123,18 @@ def test_npy_file_objects_and_dtype_check(tmp_path):
         rio.load_npy(tmp_path / "o.npy", mmap="w")
 
 
+def test_npy_version_2_and_3_headers(tmp_path):
+    p, raw = good_npy(tmp_path)
+    hl = struct.unpack("<H", raw[8:10])[0]
+    for major in (2, 3):
+        p.write_bytes(raw[:6] + bytes([major, 0]) + struct.pack("<I", hl) + raw[10:])
+        assert bits(rio.load_npy(p)) == bits(random_bits(1, (2, 3), rt.float64))
+    a = np.zeros(2, dtype=[("\u00e9", "<f4")])  # NumPy writes version 3.0 for a UTF-8 header
+    np.save(p, a)
+    with pytest.raises(ValueError, match="structured dtype"):
+        rio.load_npy(p)
+
+
 def test_npy_lying_header_does_not_allocate():
     import io
     hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }"
@@ -257,6 +269,10 @@ def test_npz_reads_numpy_archives_and_errors(tmp_path):
         rio.save_npz(p, {"": rt.zeros(rt.int8, [1])})
     with pytest.raises(TypeError, match="names must be strings"):
         rio.save_npz(p, {1: rt.zeros(rt.int8, [1])})
+    with pytest.raises(TypeError, match="arrays must be a mapping"):
+        rio.save_npz(p, [rt.zeros(rt.int8, [1])])
+    rio.save_npz(p)
+    assert rio.load_npz(p) == {}
     q = tmp_path / "bad.npz"
     q.write_bytes(b"not a zip at all")
     with pytest.raises(ValueError, match="is not a valid .npz archive"):
@@ -341,6 +357,15 @@ def test_safetensors_reads_the_reference_implementation(tmp_path):
     assert rt.to_array(got["a"]) == [0, 1, 2, 3, 4, 5] and rt.to_array(got["b"]) == [True, False]
     rio.save_safetensors(p, {"c": rt.create(rt.int16, [2], [-1, 5])})
     assert st_np.load_file(p)["c"].tolist() == [-1, 5]
+
+
+def test_safetensors_empty_and_zero_size(tmp_path):
+    p = tmp_path / "e.safetensors"
+    rio.save_safetensors(p, {})
+    assert rio.load_safetensors(p) == {} and rio.load_safetensors(p, mmap=True) == {}
+    rio.save_safetensors(p, {"z": rt.zeros(rt.float32, [0, 3]), "a": rt.ones(rt.int8, [2])})
+    got = rio.load_safetensors(p, mmap=True)
+    assert got["z"].shape == (0, 3) and rt.to_array(got["a"]) == [1, 1]
 
 
 def test_safetensors_argument_errors(tmp_path):

@@ -532,6 +532,22 @@ def test_tensorsolve_tensorinv_against_numpy():
 # ---------------------------------------------------------------------------
 # failures
 # ---------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0), (0, 0)], ids=str)
+def test_empty_stacks_match_numpy(shape):
+    x = np.zeros(shape)
+    t = rt.from_numpy(x)
+    pairs = [(rt.inv, np.linalg.inv), (rt.det, np.linalg.det), (rt.svdvals, lambda a: np.linalg.svd(a, compute_uv=False)),
+             (rt.eigvalsh, np.linalg.eigvalsh), (rt.pinv, np.linalg.pinv), (rt.cholesky, np.linalg.cholesky),
+             (lambda a: rt.qr(a)[1], lambda a: np.linalg.qr(a)[1]), (rt.trace, lambda a: np.trace(a, axis1=-2, axis2=-1)),
+             (lambda a: rt.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1]),
+             (lambda a: rt.matrix_power(a, 3), lambda a: np.linalg.matrix_power(a, 3)),
+             (lambda a: rt.solve(a, a), lambda a: np.linalg.solve(a, a))]
+    for f, g in pairs:
+        r, e = f(t), np.asarray(g(x))
+        assert r.shape == e.shape
+        np.testing.assert_allclose(np.array(rt.to_numpy(r)), e)
+
+
 def test_linalg_error_is_a_value_error_naming_the_operation():
     assert issubclass(rt.LinAlgError, ValueError)
     z = rt.zeros(rt.float64, [3, 2, 2])
