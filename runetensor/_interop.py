@@ -75,13 +75,16 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Any = None, dl_dev
     """DLPack producer: a capsule sharing the tensor's memory (``copy=True`` exports a copy).
 
     Raises:
-        BufferError: for int4/uint4/object tensors, or a ``dl_device`` other than the tensor's.
+        BufferError: for int4/uint4/object tensors, a ``dl_device`` other than the tensor's,
+            or a ``stream`` for a CPU tensor.
     """
     be = self._backend
     d = self._dtype
     if d in (D.int4, D.uint4, D.object_):
         raise BufferError(f"__dlpack__: {d} tensors cannot be exported through DLPack "
                           "(DLPack's 4-bit types are packed two per byte; cast to int8/uint8 first)")
+    if stream is not None and tuple(be.dlpack_device(self._data))[0] == 1:
+        raise BufferError(f"__dlpack__: stream must be None for a CPU tensor, got {stream!r}")
     if dl_device is not None and tuple(dl_device) != tuple(be.dlpack_device(self._data)):
         raise BufferError(f"__dlpack__: cannot export to DLPack device {tuple(dl_device)}; "
                           f"the tensor lives on {tuple(be.dlpack_device(self._data))}")

@@ -146,6 +146,8 @@ def test_dlpack_strided_and_copy():
 def test_dlpack_errors():
     with pytest.raises(BufferError, match="int4 tensors cannot be exported"):
         rt.zeros(rt.int4, [2]).__dlpack__()
+    with pytest.raises(BufferError, match="stream must be None for a CPU tensor"):
+        rt.zeros(rt.float32, [2]).__dlpack__(stream=1)
     with pytest.raises(BufferError, match="cannot export to DLPack device"):
         rt.zeros(rt.float32, [2]).__dlpack__(dl_device=(2, 0))
     with pytest.raises(TypeError, match="from_dlpack: expected an object with __dlpack__"):
