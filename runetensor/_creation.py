@@ -39,6 +39,13 @@ def _check_value(value: Any, d: DType, fname: str) -> None:
             raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
     if d.kind in "biu" and isinstance(value, builtins.complex):
         raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}")
+    if d.kind in "iu" and isinstance(value, builtins.float):
+        # stored as C casts do (truncation toward zero); what cannot be stored is an error
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{fname}: value {value} cannot be stored in {d} (expected a finite number)")
+        lo, hi = int_range(d)
+        if not lo <= builtins.int(value) <= hi:
+            raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
     if d.kind in "f" and isinstance(value, builtins.complex):
         raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}; use a complex dtype")
 
@@ -133,8 +140,10 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
 def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
     """A tensor filled with ``value``.
 
+    A float stored into an integer dtype is truncated toward zero.
+
     Raises:
-        ValueError: if an integer value does not fit the dtype.
+        ValueError: if the value does not fit an integer dtype (out of range, NaN, infinite).
         TypeError: if ``value`` is not a number (or is complex for a real dtype).
 
     >>> import runetensor as rt
@@ -289,8 +298,11 @@ def to_numpy(t: Tensor) -> Any:
 def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
     """Integers ``start, start+step, ...`` up to (excluding) ``stop``.
 
+    The length is ``ceil((stop - start) / step)``: every value in ``[start, stop)``.
+
     Raises:
-        ValueError: if ``step`` is 0.
+        ValueError: if ``step`` is 0, or (integer dtypes) a value does not fit the dtype.
+        TypeError: if an argument is not an integer.
 
     >>> import runetensor as rt
     >>> print(rt.arange(rt.int32, 0, 10, 2))
@@ -303,6 +315,12 @@ def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
     a, b, s = (as_int(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step")))
     if s == 0:
         raise ValueError("arange: step must be non-zero, got 0")
+    n = max(0, -((a - b) // s))  # ceil((b - a) / s): every value in [start, stop)
+    if d.kind in "iu" and n:
+        lo, hi = int_range(d)
+        last = a + (n - 1) * s
+        if not (lo <= a <= hi and lo <= last <= hi):
+            raise ValueError(f"arange: values {a} .. {last} do not fit {d} (expected {lo} .. {hi})")
     be = get_backend()
     return wrap(be.arange(a, b, s, d), d, be)
 

@@ -470,3 +470,34 @@ def test_tril_triu_need_2d(fn, shape):
 def test_argument_errors(call, exc, msg):
     with pytest.raises(exc, match=msg):
         call()
+
+
+@pytest.mark.parametrize("d,value", [(rt.int32, float("nan")), (rt.int8, float("inf")), (rt.uint8, -1.5),
+                                     (rt.int4, 8.0), (rt.uint64, 2.0 ** 64)])
+def test_full_float_value_that_an_integer_dtype_cannot_store(d, value):
+    with pytest.raises(ValueError, match="full: value"):
+        rt.full(d, [2], value)
+
+
+def test_full_float_into_integer_truncates():
+    assert rt.to_array(rt.full(rt.int8, [2], -2.7)) == [-2, -2]
+    assert rt.to_array(rt.full(rt.uint8, [1], 255.9)) == [255]
+
+
+def test_arange_values_must_fit_the_dtype():
+    with pytest.raises(ValueError, match=r"arange: values 0 \.\. 299 do not fit int8"):
+        rt.arange(rt.int8, 0, 300, 1)
+    assert rt.arange(rt.int8, 127, -129, -1).shape == (256,)
+    assert rt.arange(rt.uint8, 5, 0, 1).shape == (0,)
+
+
+def test_arange_length_and_uint64_range():
+    assert rt.to_array(rt.arange(rt.int32, 0, 10, 3)) == [0, 3, 6, 9]
+    assert rt.to_array(rt.arange(rt.int32, 10, 0, -3)) == [10, 7, 4, 1]
+    assert rt.to_array(rt.arange(rt.uint64, 2 ** 63, 2 ** 63 + 3, 1)) == [2 ** 63, 2 ** 63 + 1, 2 ** 63 + 2]
+    assert rt.to_array(rt.arange(rt.uint64, 2 ** 64 - 1, 2 ** 64 - 5, -2)) == [2 ** 64 - 1, 2 ** 64 - 3]
+
+
+@given(st.integers(-50, 50), st.integers(-50, 50), st.integers(-7, 7).filter(bool))
+def test_arange_matches_numpy(a, b, s):
+    same(rt.arange(rt.int64, a, b, s), np.arange(a, b, s))

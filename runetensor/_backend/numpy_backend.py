@@ -290,7 +290,13 @@ class NumpyBackend(Backend):
     def arange(self, start, stop, step, dtype):
         nd = NP_DTYPE[dtype]
         if all(isinstance(v, int) for v in (start, stop, step)):
-            r = np.arange(start, stop, step, dtype=np.int64)
+            if all(-(1 << 63) <= v < (1 << 63) for v in (start, stop, step)):
+                r = np.arange(start, stop, step, dtype=np.int64)
+            else:  # uint64 values beyond int64: exact offsets in uint64 arithmetic
+                n = len(range(start, stop, step))
+                off = np.arange(n, dtype=np.uint64) * np.uint64(abs(step) % (1 << 64))
+                base = np.uint64(start % (1 << 64))
+                r = base + off if step > 0 else base - off
         else:
             r = np.arange(start, stop, step, dtype=np.float64)
         return r.astype(nd)
