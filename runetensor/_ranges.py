@@ -176,12 +176,23 @@ def _steps(be: Any, count: int, start: Any, stop: Any, endpoint: bool) -> tuple[
     return y, cd
 
 
-def _finish(be: Any, y: Any, d: DType, floor_ints: bool) -> Any:
-    """Cast a float64/complex128 result to ``d`` (flooring first for integer ``d`` if asked)."""
+def _finish(be: Any, y: Any, d: DType, floor_ints: bool, fname: str) -> Any:
+    """Cast a float64/complex128 result to ``d`` (flooring first for integer ``d`` if asked).
+
+    Raises:
+        ValueError: for an integer ``d``, if a value is not finite or does not fit ``d``.
+    """
     if d.kind in "biuf" and be.dtype(y).kind == "c":
         y = be.unary("real", y)
     if d.kind in "iu" and floor_ints:
         y = be.unary("floor", y)
+    if d.kind in "iu" and y.size:
+        y = be.unary("trunc", y)
+        lo_v = be.to_list(be.reduce("min", y, (0,), False))
+        hi_v = be.to_list(be.reduce("max", y, (0,), False))
+        lo, hi = ((-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if d.kind == "i" else (0, (1 << d.bits) - 1))
+        if not (math.isfinite(lo_v) and math.isfinite(hi_v) and lo <= lo_v and hi_v <= hi):
+            raise ValueError(f"{fname}: values from {lo_v:g} to {hi_v:g} do not fit {d} (expected {lo} .. {hi})")
     return be.cast(y, d) if be.dtype(y) is not d else y
 
 
@@ -199,7 +210,8 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
         endpoint: include ``stop`` (default True); if False, the step is
             ``(stop - start) / count``.
     Raises:
-        ValueError: if ``count`` is negative.
+        ValueError: if ``count`` is negative, or (integer dtypes) a value is not finite or
+            does not fit the dtype.
         TypeError: if an argument is not a number.
 
     >>> import runetensor as rt
@@ -214,7 +226,7 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     n = _size(count, "linspace", "count")
     be = get_backend()
     y, _ = _steps(be, n, a, b, builtins.bool(endpoint))
-    return wrap(_finish(be, y, d, True), d, be)
+    return wrap(_finish(be, y, d, True, "linspace"), d, be)
 
 
 def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint: bool = True,
@@ -231,7 +243,7 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
         endpoint: include ``base ** stop_exp`` (default True).
         base: the base (default 10.0).
     Raises:
-        ValueError: if ``count`` is negative.
+        ValueError: if ``count`` is negative, or (integer dtypes) a value does not fit the dtype.
         TypeError: if an argument is not a real number.
 
     >>> import runetensor as rt
@@ -248,7 +260,7 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     be = get_backend()
     x, _ = _steps(be, n, a, b, builtins.bool(endpoint))
     y = be.binary("pow", be.full((), bs, D.float64), x)
-    return wrap(_finish(be, y, d, False), d, be)
+    return wrap(_finish(be, y, d, False, "logspace"), d, be)
 
 
 def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
@@ -264,7 +276,8 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
         count: number of values (>= 0).
         endpoint: include ``stop`` (default True).
     Raises:
-        ValueError: if ``start <= 0`` or ``stop <= 0`` (or either is NaN), or ``count`` is negative.
+        ValueError: if ``start <= 0`` or ``stop <= 0`` (or either is NaN), ``count`` is negative,
+            or (integer dtypes) a value does not fit the dtype.
         TypeError: if an argument is not a real number.
 
     >>> import runetensor as rt
@@ -290,7 +303,7 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
             be.assign(be.view_index(y, (n - 1,)), b)
     else:
         y = be.full((n,), a, D.float64)
-    return wrap(_finish(be, y, d, False), d, be)
+    return wrap(_finish(be, y, d, False, "geomspace"), d, be)
 
 
 def meshgrid(x: Tensor, y: Tensor, indexing: str = "xy") -> tuple[Tensor, Tensor]:

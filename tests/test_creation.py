@@ -501,3 +501,14 @@ def test_arange_length_and_uint64_range():
 @given(st.integers(-50, 50), st.integers(-50, 50), st.integers(-7, 7).filter(bool))
 def test_arange_matches_numpy(a, b, s):
     same(rt.arange(rt.int64, a, b, s), np.arange(a, b, s))
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: rt.linspace(rt.int8, 0, 1000, 3), "linspace: values from 0 to 1000 do not fit int8"),
+    (lambda: rt.linspace(rt.uint8, float("nan"), 1, 3), "linspace: values from nan"),
+    (lambda: rt.logspace(rt.int32, 0, 10, 3), "logspace: values from 1 to 1e\\+10 do not fit int32"),
+    (lambda: rt.geomspace(rt.int16, 1, 1e5, 3), "geomspace: values from 1 to 100000 do not fit int16"),
+])
+def test_ranges_into_integer_dtypes_must_fit(call, msg):
+    with pytest.raises(ValueError, match=msg):
+        call()
