@@ -122,9 +122,24 @@ def _run(fname: str, op: str, x: Any, axes: Any, s: Any, norm: Any, multi: bool,
     return wrap(r, be.dtype(r), be)
 
 
+def _into(r: Tensor, out: Any, fname: str) -> Tensor:
+    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``."""
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
+    if out.shape != r.shape:
+        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
+    if out._dtype is not r._dtype:
+        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
+    out._backend.assign(out._data, r._data)
+    return out
+
+
 # -- 1-D ---------------------------------------------------------------------------------
 @attach()
-def fft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") -> Tensor:
+def fft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
+        out: Tensor | None = None) -> Tensor:
     """1-D discrete Fourier transform along ``axis``.
 
     Args:
@@ -132,32 +147,39 @@ def fft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") ->
         axis: the transformed axis (default -1).
         n: transform length: the input is cropped or zero-padded to it (default: its size).
         norm: ``"backward"``, ``"forward"`` or ``"ortho"``.
+        out: a tensor of the result's shape and dtype to write into (Rune's
+            ``?out``; every transform but ``hfft``/``ihfft`` takes it).
     Returns:
-        complex64 for single-precision input, complex128 otherwise.
+        complex64 for single-precision input, complex128 otherwise (``out`` when given).
     Raises:
-        ValueError: for ``n < 1``, an empty axis or a bad ``norm``.
+        ValueError: for ``n < 1``, an empty axis, a bad ``norm`` or an ``out`` of the wrong shape.
+        TypeError: for an ``out`` of the wrong dtype.
         IndexError: for an out-of-range axis.
 
     >>> import runetensor as rt
     >>> print(rt.fft(rt.create(rt.float64, [4], [0, 1, 0, 0])))
     [1+0i, 0-1i, -1+0i, 0+1i]
     """
-    return _run("fft", "fft", x, axis, n, norm, False)
+    r = _run("fft", "fft", x, axis, n, norm, False)
+    return _into(r, out, "fft")
 
 
 @attach()
-def ifft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") -> Tensor:
+def ifft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
+         out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`fft`.
 
     >>> import runetensor as rt
     >>> print(rt.ifft(rt.create(rt.complex128, [2], [2, 0])))
     [1+0i, 1+0i]
     """
-    return _run("ifft", "ifft", x, axis, n, norm, False)
+    r = _run("ifft", "ifft", x, axis, n, norm, False)
+    return _into(r, out, "ifft")
 
 
 @attach()
-def rfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") -> Tensor:
+def rfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
+         out: Tensor | None = None) -> Tensor:
     """FFT of real input: only the ``n // 2 + 1`` non-negative frequencies.
 
     Raises:
@@ -167,18 +189,21 @@ def rfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") -
     >>> rt.rfft(rt.create(rt.float64, [4], [0, 1, 2, 3])).shape
     (3,)
     """
-    return _run("rfft", "rfft", x, axis, n, norm, False)
+    r = _run("rfft", "rfft", x, axis, n, norm, False)
+    return _into(r, out, "rfft")
 
 
 @attach()
-def irfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") -> Tensor:
+def irfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
+          out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`rfft`: real output of length ``n`` (default ``2 * (m - 1)``).
 
     >>> import runetensor as rt
     >>> print(rt.irfft(rt.rfft(rt.create(rt.float64, [4], [0, 1, 2, 3]))))
     [0, 1, 2, 3]
     """
-    return _run("irfft", "irfft", x, axis, n, norm, False)
+    r = _run("irfft", "irfft", x, axis, n, norm, False)
+    return _into(r, out, "irfft")
 
 
 @attach()
@@ -207,7 +232,7 @@ def ihfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward") 
 # -- 2-D and N-D ---------------------------------------------------------------------------
 @attach()
 def fft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None = None,
-         norm: str = "backward") -> Tensor:
+         norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """2-D FFT over ``axes`` (default the last two).
 
     Args:
@@ -221,12 +246,13 @@ def fft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None 
     [[4+0i, 0+0i],
      [0+0i, 0+0i]]
     """
-    return _run("fft2", "fft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    r = _run("fft2", "fft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    return _into(r, out, "fft2")
 
 
 @attach()
 def ifft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None = None,
-          norm: str = "backward") -> Tensor:
+          norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`fft2`.
 
     >>> import runetensor as rt
@@ -234,24 +260,26 @@ def ifft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None
     [[1+0i, 1+0i],
      [1+0i, 1+0i]]
     """
-    return _run("ifft2", "ifft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    r = _run("ifft2", "ifft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    return _into(r, out, "ifft2")
 
 
 @attach()
 def fftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = None,
-         norm: str = "backward") -> Tensor:
+         norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """N-D FFT over ``axes`` (default: all axes, or the last ``len(s)`` when ``s`` is given).
 
     >>> import runetensor as rt
     >>> rt.fftn(rt.ones(rt.float32, [2, 3, 4])).dtype
     rt.complex64
     """
-    return _run("fftn", "fft", x, axes, s, norm, True)
+    r = _run("fftn", "fft", x, axes, s, norm, True)
+    return _into(r, out, "fftn")
 
 
 @attach()
 def ifftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = None,
-          norm: str = "backward") -> Tensor:
+          norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`fftn`.
 
     >>> import runetensor as rt
@@ -259,55 +287,60 @@ def ifftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = N
     [[1+0i, 1+0i],
      [1+0i, 1+0i]]
     """
-    return _run("ifftn", "ifft", x, axes, s, norm, True)
+    r = _run("ifftn", "ifft", x, axes, s, norm, True)
+    return _into(r, out, "ifftn")
 
 
 @attach()
 def rfft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None = None,
-          norm: str = "backward") -> Tensor:
+          norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """2-D FFT of real input (half spectrum along the last axis).
 
     >>> import runetensor as rt
     >>> rt.rfft2(rt.ones(rt.float64, [4, 6])).shape
     (4, 4)
     """
-    return _run("rfft2", "rfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    r = _run("rfft2", "rfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    return _into(r, out, "rfft2")
 
 
 @attach()
 def irfft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None = None,
-           norm: str = "backward") -> Tensor:
+           norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`rfft2`.
 
     >>> import runetensor as rt
     >>> rt.irfft2(rt.rfft2(rt.ones(rt.float64, [4, 6]))).shape
     (4, 6)
     """
-    return _run("irfft2", "irfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    r = _run("irfft2", "irfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
+    return _into(r, out, "irfft2")
 
 
 @attach()
 def rfftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = None,
-          norm: str = "backward") -> Tensor:
+          norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """N-D FFT of real input (half spectrum along the last transformed axis).
 
     >>> import runetensor as rt
     >>> rt.rfftn(rt.ones(rt.float64, [2, 3, 4])).shape
     (2, 3, 3)
     """
-    return _run("rfftn", "rfft", x, axes, s, norm, True)
+    r = _run("rfftn", "rfft", x, axes, s, norm, True)
+    return _into(r, out, "rfftn")
 
 
 @attach()
 def irfftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = None,
-           norm: str = "backward") -> Tensor:
+           norm: str = "backward", out: Tensor | None = None) -> Tensor:
     """Inverse of :func:`rfftn` (pass ``s`` to recover odd lengths).
 
     >>> import runetensor as rt
     >>> rt.irfftn(rt.rfftn(rt.ones(rt.float64, [2, 3, 5])), s=[2, 3, 5]).shape
     (2, 3, 5)
     """
-    return _run("irfftn", "irfft", x, axes, s, norm, True)
+    r = _run("irfftn", "irfft", x, axes, s, norm, True)
+    return _into(r, out, "irfftn")
 
 
 # -- frequencies and shifts -------------------------------------------------------------------

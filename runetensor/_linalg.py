@@ -154,8 +154,18 @@ def _eye_h(be: Any, n: int, d: DType) -> Any:
     return be.cast(be.binary("eq", col, row), d)
 
 
-def _matmul_h(be: Any, a: Any, b: Any) -> Any:
-    return be.matmul(a, b)
+def _into(r: Tensor, out: Any, fname: str) -> Tensor:
+    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``."""
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
+    if out.shape != r.shape:
+        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
+    if out._dtype is not r._dtype:
+        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
+    out._backend.assign(out._data, r._data)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -276,8 +286,10 @@ def inner(a: Any, b: Any) -> Tensor:
 
 
 @attach()
-def outer(a: Any, b: Any) -> Tensor:
+def outer(a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     """Outer product of the flattened inputs: shape ``(a.size, b.size)``.
+
+    ``out`` (Rune's ``?out``): a tensor of the result's shape and dtype to write into.
 
     >>> import runetensor as rt
     >>> print(rt.outer(rt.create(rt.int32, [2], [1, 2]), rt.create(rt.int32, [3], [1, 10, 100])))
@@ -288,7 +300,7 @@ def outer(a: Any, b: Any) -> Tensor:
     be = a._backend
     x = _reshape(be, _cast_h(a, d), (a.size, 1))
     y = _reshape(be, _cast_h(b, d), (1, b.size))
-    return wrap(be.binary("mul", x, y), d, be)
+    return _into(wrap(be.binary("mul", x, y), d, be), out, "outer")
 
 
 def _tensordot_axes(axes: Any, an: int, bn: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -602,8 +614,10 @@ def matrix_power(t: Any, n: int) -> Tensor:
 
 
 @attach()
-def cross(a: Any, b: Any, axis: int = -1) -> Tensor:
+def cross(a: Any, b: Any, axis: int = -1, out: Tensor | None = None) -> Tensor:
     """Cross product of 3-element vectors along ``axis`` (with broadcasting).
+
+    ``out`` (Rune's ``?out``): a tensor of the result's shape and dtype to write into.
 
     Raises:
         ValueError: if the size along ``axis`` is not 3 or the shapes do not broadcast.
@@ -631,15 +645,15 @@ def cross(a: Any, b: Any, axis: int = -1) -> Tensor:
     def comp(h: Any, i: int) -> Any:
         return be.view_index(h, lead + (i,))
 
-    out = be.empty(x.shape, d)
+    res = be.empty(x.shape, d)
     for i in range(3):
         j, k = (i + 1) % 3, (i + 2) % 3
         c = be.binary("sub", be.binary("mul", comp(x, j), comp(y, k)), be.binary("mul", comp(x, k), comp(y, j)))
-        be.assign(comp(out, i), c)
+        be.assign(comp(res, i), c)
     inv = [0] * nd
     for i, p in enumerate(perm):
         inv[p] = i
-    return wrap(be.contiguous(be.permute(out, tuple(inv))), d, be)
+    return _into(wrap(be.contiguous(be.permute(res, tuple(inv))), d, be), out, "cross")
 
 
 # ---------------------------------------------------------------------------
@@ -960,7 +974,8 @@ def cond(a: Any, p: Any = None) -> Tensor:
     smax = be.reduce("max", sv, last, False)
     try:
         ih = be.linalg("inv", h)
-        sing = be.unary("logical_not", be.unary("isfinite", be.reduce("sum", be.unary("abs", ih), (ih.ndim - 2, ih.ndim - 1), False)))
+        total = be.reduce("sum", be.unary("abs", ih), (ih.ndim - 2, ih.ndim - 1), False)
+        sing = be.unary("logical_not", be.unary("isfinite", total))
     except NumericalFailure:
         # some matrix is singular: mark the rank-deficient ones, invert the others
         eps = {D.float32: 2.0 ** -23, D.float64: 2.0 ** -52}[cd.real_dtype]
@@ -1056,12 +1071,13 @@ def matrix_rank(a: Any, tol: float | None = None, rtol: float | None = None,
 
 
 @attach()
-def trace(t: Any, offset: int = 0) -> Tensor:
+def trace(t: Any, offset: int = 0, out: Tensor | None = None) -> Tensor:
     """Sum along the ``offset``-th diagonal of the last two axes (batched).
 
     Args:
         t: a tensor with at least 2 axes.
         offset: 0 the main diagonal, > 0 above it, < 0 below.
+        out: a tensor of the result's shape and dtype to write into (Rune's ``?out``).
     Returns:
         Shape ``t.shape[:-2]``, ``t``'s dtype (bool counts as int64).
     Raises:
@@ -1083,11 +1099,11 @@ def trace(t: Any, offset: int = 0) -> Tensor:
     k = max(0, min(m - r0, n - c0))
     lead = t.shape[:-2]
     if k == 0 or 0 in lead:
-        return wrap(be.full(lead, 0, d), d, be)
+        return _into(wrap(be.full(lead, 0, d), d, be), out, "trace")
     # the k x k block whose main diagonal is the wanted one (a view), then einsum's trace
     key = tuple(slice(0, s, 1) for s in lead) + (slice(r0, r0 + k, 1), slice(c0, c0 + k, 1))
     block = be.view_index(h, key)
-    return wrap(be.linalg("einsum", block, subscripts="...ii->..."), d, be)
+    return _into(wrap(be.linalg("einsum", block, subscripts="...ii->..."), d, be), out, "trace")
 
 
 # ---------------------------------------------------------------------------

@@ -271,9 +271,10 @@ def _parse_npy_header(f: Any, fname: str, where: str, dtype: DType | None, avail
         start = 12
     else:
         raise ValueError(f"{fname}: {where}: unsupported .npy format version {major}.{minor}")
-    if hl > _MAX_NPY_HEADER or (avail is not None and start + hl > avail):
-        raise ValueError(f"{fname}: {where}: header length {hl} is larger than the file "
-                         f"({avail} bytes)" if avail is not None else f"{fname}: {where}: header length {hl} is too large")
+    if avail is not None and start + hl > avail:
+        raise ValueError(f"{fname}: {where}: header length {hl} is larger than the file ({avail} bytes)")
+    if hl > _MAX_NPY_HEADER:
+        raise ValueError(f"{fname}: {where}: header length {hl} is too large (at most {_MAX_NPY_HEADER})")
     raw = _read_exact(f, hl, fname, where, "header")
     try:
         text = raw.decode("utf8" if major == 3 else "latin1")

@@ -157,6 +157,21 @@ def test_methods():
     assert rt.to_array(t.rfft()) == [1 + 0j] * 3
 
 
+def test_out_argument():
+    t = rt.create(rt.float64, [4], [1, 0, 0, 0])
+    out = rt.zeros(rt.complex128, [4])
+    r = rt.fft(t, out=out)
+    assert r is out and rt.to_array(out) == [1 + 0j] * 4
+    o2 = rt.zeros(rt.float64, [2, 2])
+    assert rt.irfft2(rt.rfft2(rt.ones(rt.float64, [2, 2])), out=o2) is o2 and rt.to_array(o2) == [1.0] * 4
+    with pytest.raises(ValueError, match="fft: out has shape \\(3,\\), the result has shape \\(4,\\)"):
+        rt.fft(t, out=rt.zeros(rt.complex128, [3]))
+    with pytest.raises(TypeError, match="fft: out has dtype complex64, the result has dtype complex128"):
+        rt.fft(t, out=rt.zeros(rt.complex64, [4]))
+    with pytest.raises(TypeError, match="fftn: out must be a Tensor"):
+        rt.fftn(t, out=[0, 0, 0, 0])
+
+
 def test_errors():
     t = rt.ones(rt.float64, [4])
     with pytest.raises(ValueError, match="fft: norm must be 'backward', 'forward' or 'ortho', got 'bogus'"):

@@ -251,6 +251,21 @@ def test_cross_against_numpy(b, seed, where, d):
     close(got, exp, d)
 
 
+def test_out_arguments():
+    a = rt.create(rt.float64, [3], [1, 0, 0])
+    b = rt.create(rt.float64, [3], [0, 1, 0])
+    o = rt.zeros(rt.float64, [3])
+    assert rt.cross(a, b, out=o) is o and rt.to_array(o) == [0, 0, 1]
+    o2 = rt.zeros(rt.float64, [3, 3])
+    assert rt.outer(a, b, out=o2) is o2 and rt.to_array(o2)[1] == 1.0
+    o3 = rt.zeros(rt.int32, [])
+    assert rt.trace(rt.create(rt.int32, [2, 2], [1, 2, 3, 4]), out=o3) is o3 and rt.to_array(o3) == [5]
+    with pytest.raises(ValueError, match="outer: out has shape \\(2,\\), the result has shape \\(3, 3\\)"):
+        rt.outer(a, b, out=rt.zeros(rt.float64, [2]))
+    with pytest.raises(TypeError, match="trace: out has dtype float64, the result has dtype int32"):
+        rt.trace(rt.create(rt.int32, [2, 2], [1, 2, 3, 4]), out=rt.zeros(rt.float64, []))
+
+
 def test_cross_errors():
     with pytest.raises(ValueError, match="cross: size along axis -1 must be 3, got 2"):
         rt.cross(rt.ones(rt.float64, [2]), rt.ones(rt.float64, [2]))
