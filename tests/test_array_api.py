@@ -1100,3 +1100,83 @@ def test_fft_dtypes_helpers_and_errors():
         xp.fft.fft(xp.asarray(1.0))
     with pytest.raises(TypeError, match="floating"):
         xp.fft.fftfreq(4, dtype=xp.int32)
+
+
+# ---------------------------------------------------------------------------
+# signatures: positional-only and keyword-only parameters as the standard writes them
+# ---------------------------------------------------------------------------
+SIGNATURES = {
+    "astype": "(x, dtype, /, *, copy=True, device=None)", "can_cast": "(from_, to, /)", "finfo": "(type, /)",
+    "iinfo": "(type, /)", "isdtype": "(dtype, kind)", "result_type": "(*arrays_and_dtypes)",
+    "arange": "(start, /, stop=None, step=1, *, dtype=None, device=None)",
+    "asarray": "(obj, /, *, dtype=None, device=None, copy=None)", "empty": "(shape, *, dtype=None, device=None)",
+    "empty_like": "(x, /, *, dtype=None, device=None)",
+    "eye": "(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)",
+    "from_dlpack": "(x, /, *, device=None, copy=None)", "full": "(shape, fill_value, *, dtype=None, device=None)",
+    "full_like": "(x, /, fill_value, *, dtype=None, device=None)",
+    "linspace": "(start, stop, /, num, *, dtype=None, device=None, endpoint=True)",
+    "meshgrid": "(*arrays, indexing='xy')", "ones": "(shape, *, dtype=None, device=None)",
+    "ones_like": "(x, /, *, dtype=None, device=None)", "tril": "(x, /, *, k=0)", "triu": "(x, /, *, k=0)",
+    "zeros": "(shape, *, dtype=None, device=None)", "zeros_like": "(x, /, *, dtype=None, device=None)",
+    "clip": "(x, /, min=None, max=None)", "take": "(x, indices, /, *, axis=None)",
+    "take_along_axis": "(x, indices, /, *, axis=-1)", "matmul": "(x1, x2, /)", "matrix_transpose": "(x, /)",
+    "tensordot": "(x1, x2, /, *, axes=2)", "vecdot": "(x1, x2, /, *, axis=-1)",
+    "broadcast_arrays": "(*arrays)", "broadcast_to": "(x, /, shape)", "concat": "(arrays, /, *, axis=0)",
+    "expand_dims": "(x, /, *, axis=0)", "flip": "(x, /, *, axis=None)",
+    "moveaxis": "(x, source, destination, /)", "permute_dims": "(x, /, axes)",
+    "repeat": "(x, repeats, /, *, axis=None)", "reshape": "(x, /, shape, *, copy=None)",
+    "roll": "(x, /, shift, *, axis=None)", "squeeze": "(x, /, axis)", "stack": "(arrays, /, *, axis=0)",
+    "tile": "(x, repetitions, /)", "unstack": "(x, /, *, axis=0)",
+    "argmax": "(x, /, *, axis=None, keepdims=False)", "argmin": "(x, /, *, axis=None, keepdims=False)",
+    "count_nonzero": "(x, /, *, axis=None, keepdims=False)", "nonzero": "(x, /)",
+    "searchsorted": "(x1, x2, /, *, side='left', sorter=None)", "where": "(condition, x1, x2, /)",
+    "unique_all": "(x, /)", "unique_counts": "(x, /)", "unique_inverse": "(x, /)", "unique_values": "(x, /)",
+    "argsort": "(x, /, *, axis=-1, descending=False, stable=True)",
+    "sort": "(x, /, *, axis=-1, descending=False, stable=True)",
+    "cumulative_prod": "(x, /, *, axis=None, dtype=None, include_initial=False)",
+    "cumulative_sum": "(x, /, *, axis=None, dtype=None, include_initial=False)",
+    "max": "(x, /, *, axis=None, keepdims=False)", "mean": "(x, /, *, axis=None, keepdims=False)",
+    "min": "(x, /, *, axis=None, keepdims=False)", "prod": "(x, /, *, axis=None, dtype=None, keepdims=False)",
+    "std": "(x, /, *, axis=None, correction=0.0, keepdims=False)",
+    "sum": "(x, /, *, axis=None, dtype=None, keepdims=False)",
+    "var": "(x, /, *, axis=None, correction=0.0, keepdims=False)",
+    "all": "(x, /, *, axis=None, keepdims=False)", "any": "(x, /, *, axis=None, keepdims=False)",
+    "diff": "(x, /, *, axis=-1, n=1, prepend=None, append=None)",
+}
+LINALG_SIGNATURES = {
+    "cholesky": "(x, /, *, upper=False)", "cross": "(x1, x2, /, *, axis=-1)", "det": "(x, /)",
+    "diagonal": "(x, /, *, offset=0)", "eigh": "(x, /)", "eigvalsh": "(x, /)", "inv": "(x, /)",
+    "matrix_norm": "(x, /, *, keepdims=False, ord='fro')", "matrix_power": "(x, n, /)",
+    "matrix_rank": "(x, /, *, rtol=None)", "outer": "(x1, x2, /)", "pinv": "(x, /, *, rtol=None)",
+    "qr": "(x, /, *, mode='reduced')", "slogdet": "(x, /)", "solve": "(x1, x2, /)",
+    "svd": "(x, /, *, full_matrices=True)", "svdvals": "(x, /)", "trace": "(x, /, *, offset=0, dtype=None)",
+    "vector_norm": "(x, /, *, axis=None, keepdims=False, ord=2)",
+}
+FFT_SIGNATURES = {
+    **{n: "(x, /, *, n=None, axis=-1, norm='backward')" for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+    **{n: "(x, /, *, s=None, axes=None, norm='backward')" for n in ("fftn", "ifftn", "rfftn", "irfftn")},
+    "fftfreq": "(n, /, *, d=1.0, dtype=None, device=None)", "rfftfreq": "(n, /, *, d=1.0, dtype=None, device=None)",
+    "fftshift": "(x, /, *, axes=None)", "ifftshift": "(x, /, *, axes=None)",
+}
+
+
+def _plain_signature(fn):
+    import inspect
+    sig = inspect.signature(fn)
+    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                           return_annotation=inspect.Signature.empty))
+
+
+@pytest.mark.parametrize("ns,table", [(xp, SIGNATURES), (xp.linalg, LINALG_SIGNATURES), (xp.fft, FFT_SIGNATURES)])
+def test_signatures_match_the_standard(ns, table):
+    bad = {n: _plain_signature(getattr(ns, n)) for n, want in table.items() if _plain_signature(getattr(ns, n)) != want}
+    assert not bad
+
+
+@pytest.mark.parametrize("name", [n for n in STANDARD_NAMES if callable(getattr(xp, n)) and n not in SIGNATURES
+                                  and not n.startswith("__") and not isinstance(getattr(xp, n), rt.DType)])
+def test_elementwise_signatures(name):
+    import inspect
+    params = list(inspect.signature(getattr(xp, name)).parameters.values())
+    assert all(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params)
+    assert [p.name for p in params] in (["x"], ["x1", "x2"])
