@@ -272,6 +272,11 @@ def rsqrt(t: Any) -> Tensor:
     >>> print(rt.rsqrt(rt.create(rt.float32, [3], [4., 0.25, 0.])))
     [0.5, 2, inf]
     """
+    t = as_tensor(t, "rsqrt")
+    d = t._dtype
+    if d.is_low_precision:  # in float32, rounded once
+        r = rsqrt(wrap(t._backend.cast(t._data, D.float32), D.float32, t._backend))
+        return wrap(r._backend.cast(r._data, d), d, r._backend)
     r = unary_op("sqrt", t, "rsqrt")
     r._backend.unary("recip", r._data, out=r._data)
     return r
