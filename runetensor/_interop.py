@@ -37,7 +37,7 @@ from typing import Any
 
 from . import _dtypes as D
 from ._backend import get_backend
-from ._tensor import Tensor, as_tensor, wrap
+from ._tensor import Tensor, wrap
 
 __all__ = ["from_dlpack", "memoryview"]
 
@@ -150,6 +150,8 @@ def memoryview(t: Tensor) -> builtins.memoryview:  # noqa: A001
     """A ``memoryview`` of the tensor's memory (no copy; strided views keep their strides).
 
     The portable spelling of ``memoryview(t)``, which needs Python >= 3.12.
+    Anything that is not a tensor goes to the built-in ``memoryview``, so
+    ``from runetensor import *`` shadowing the built-in is harmless.
 
     Raises:
         BufferError: for bfloat16, float8, int4/uint4 and object tensors (no
@@ -160,7 +162,8 @@ def memoryview(t: Tensor) -> builtins.memoryview:  # noqa: A001
     >>> m.format, m.shape, m.tolist()
     ('h', (2, 3), [[1, 2, 3], [4, 5, 6]])
     """
-    t = as_tensor(t, "memoryview")
+    if not isinstance(t, Tensor):
+        return builtins.memoryview(t)
     d = t._dtype
     if d in (D.bfloat16, D.float8_e4m3, D.float8_e5m2, D.int4, D.uint4, D.object_):
         raise BufferError(f"memoryview: {d} has no buffer-protocol format character; "

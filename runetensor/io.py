@@ -860,6 +860,13 @@ def load_image(path: Any) -> Tensor:
     Raises:
         ImportError: if Pillow (the extra ``image``) is missing.
         ValueError: for a file that is not a readable image (unknown format, truncated, corrupt).
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "i.png")
+    >>> rio.save_image(p, rt.create(rt.uint8, [1, 2, 3], [255, 0, 0, 0, 0, 255]))
+    >>> img = rio.load_image(p)
+    >>> img.shape, img.dtype, rt.to_array(img)
+    ((1, 2, 3), rt.uint8, [255, 0, 0, 0, 0, 255])
     """
     fname = "load_image"
     Image = _pil(fname)
@@ -907,6 +914,12 @@ def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) 
         ImportError: if Pillow is missing.
         TypeError: for a dtype other than uint8 (or uint16 grayscale).
         ValueError: for a bad shape, unknown format, or alpha/16-bit data in a JPEG.
+
+    >>> import os, tempfile, runetensor as rt, runetensor.io as rio
+    >>> p = os.path.join(tempfile.mkdtemp(), "g.jpg")
+    >>> rio.save_image(p, rt.full(rt.uint8, [8, 8], 128), quality=90)
+    >>> rio.load_image(p).shape
+    (8, 8)
     """
     fname = "save_image"
     Image = _pil(fname)

@@ -227,6 +227,12 @@ def test_memoryview_shares_memory_and_strides():
     assert np.shares_memory(host(back), base)
 
 
+def test_rt_memoryview_passes_other_objects_to_the_builtin():
+    assert rt.memoryview(b"ab").tobytes() == b"ab"
+    with pytest.raises(TypeError):
+        rt.memoryview([1, 2])
+
+
 @pytest.mark.parametrize("d", [rt.bfloat16, rt.float8_e4m3, rt.float8_e5m2, rt.int4, rt.uint4], ids=str)
 def test_memoryview_refuses_formatless_dtypes(d):
     with pytest.raises(BufferError, match=f"memoryview: {d} has no buffer-protocol format character"):
