@@ -17,6 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=None, help="timed runs per workload and library")
     p.add_argument("--frameworks", nargs="*", default=None, metavar="LIB",
                    help="libraries to compare besides runetensor and numpy (default: torch jax when importable)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="runetensor's thread count (rt.set_num_threads; default: the machine's cores)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     args = p.parse_args(argv)
@@ -28,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         p.error(f"unknown workload(s) {', '.join(unknown)}; choose from: {', '.join(WORKLOADS)}")
+    if args.threads is not None:
+        import runetensor
+        runetensor.set_num_threads(args.threads)
     meta = metadata(args.frameworks)
     print(f"# {meta['date']}  python {meta['python']}  numpy {meta['numpy']}  runetensor {meta['runetensor']}  "
           f"torch {meta['torch']}  jax {meta['jax']}  threads {meta['runetensor_threads']}  "

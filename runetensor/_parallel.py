@@ -13,6 +13,7 @@ not change the threads of BLAS (``matmul``), which NumPy's BLAS manages.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -108,40 +109,58 @@ def _mark_worker() -> None:
 
 
 def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
-    """Run ``fn(0) ... fn(n - 1)``, spread over the pool; chunk 0 runs in the caller.
+    """Run ``fn(0) ... fn(n - 1)`` on the pool and the calling thread; return the results in order.
 
-    Returns the results in order.  Exceptions propagate (the first one raised).
-    Serial when ``n`` is 1, the pool has one thread, or when called from a pool
-    worker (no nested parallelism, so no deadlock).
+    Chunks are taken dynamically: the caller and each helper thread repeatedly
+    claim the next unclaimed index.  The caller never waits for a helper that
+    has not started (on a busy machine it simply runs every chunk itself), only
+    for chunks a helper is already running, so a loaded machine costs at most
+    the serial time plus a few microseconds.  Exceptions propagate (the first
+    one raised, after every claimed chunk has finished).  Serial when ``n`` is 1,
+    the pool has one thread, or when called from a pool worker (no nested
+    parallelism, so no deadlock).
     """
     if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False):
         return [fn(i) for i in range(n)]
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+    claim = itertools.count()  # next() on a count is atomic under the GIL
+    lock = threading.Lock()
+    done = threading.Event()
+    finished = [0]
+
+    def runner() -> None:
+        while True:
+            i = next(claim)
+            if i >= n:
+                return
+            try:
+                results[i] = fn(i)
+            except BaseException as e:  # reported by the caller
+                errors.append(e)
+            with lock:
+                finished[0] += 1
+                if finished[0] == n:
+                    done.set()
+
     ex = _pool()
-    futs = [ex.submit(fn, i) for i in range(1, n)]
-    err: BaseException | None = None
-    results: list[Any] = [None]
-    try:
-        results[0] = fn(0)
-    except BaseException as e:  # still wait for the other chunks before raising
-        err = e
-    for f in futs:
-        try:
-            results.append(f.result())
-        except BaseException as e:
-            if err is None:
-                err = e
-    if err is not None:
-        raise err
+    for _ in range(min(_num_threads - 1, n - 1)):
+        ex.submit(runner)
+    runner()
+    done.wait()
+    if errors:
+        raise errors[0]
     return results
 
 
-def split(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
-    """``parts`` contiguous ``(lo, hi)`` ranges covering ``range(n)``, boundaries multiples of ``align``."""
-    align = max(align, 1)
-    parts = max(1, min(parts, n // align))
-    cuts = [0] + [(i * n // parts) // align * align for i in range(1, parts)] + [n]
-    out = [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
-    return out or [(0, n)]
+def chunk_ranges(n: int, chunk: int, align: int = 1) -> list[tuple[int, int]]:
+    """``(lo, hi)`` ranges of about ``chunk`` items covering ``range(n)``, boundaries multiples of ``align``.
+
+    The ranges depend only on ``n`` and ``chunk``, never on the thread count,
+    so results assembled from chunks are the same with any number of threads.
+    """
+    chunk = max(align, chunk // max(align, 1) * max(align, 1), 1)
+    return [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)] or [(0, n)]
 
 
 def _after_fork() -> None:

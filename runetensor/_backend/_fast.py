@@ -37,7 +37,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .._parallel import get_num_threads, parallel_for, split
+from .._parallel import chunk_ranges, get_num_threads, parallel_for
 
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\._fast")
 warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=r"runetensor\._backend\._fast")
@@ -46,12 +46,17 @@ warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=
 ENABLED = True
 #: element count from which elementwise work is split across threads
 PAR_MIN = 1 << 17
+#: elements per chunk of threaded elementwise work (chunks are claimed dynamically by the threads)
+ELEM_CHUNK = 1 << 18
 #: element count from which sums are split across threads / lanes
 RED_MIN = 1 << 17
+#: elements per chunk of a threaded sum (fixed: the result does not depend on the thread count)
+RED_CHUNK = 1 << 20
 #: chunk boundaries (in elements) are multiples of this
 ALIGN = 64
-#: elements per chunk of the low-precision pipeline (scratch stays in L2)
+#: elements per chunk of the low-precision pipeline (scratch stays in L2), chunks per work item
 LOWP_CHUNK = 1 << 15
+LOWP_GROUP = 8
 #: element count from which the low-precision pipeline is used
 LOWP_MIN = 1 << 13
 #: element count from which a 2-d transposed copy is blocked
@@ -174,15 +179,14 @@ def _operands_ok(ops) -> bool:
 def _run_ufunc(fn, ops, out, shape):
     """``fn(*ops, out=out)`` split across threads; ``out`` is fresh and C-contiguous."""
     n = out.size
-    nt = get_num_threads()
-    if nt <= 1 or n < PAR_MIN:
+    if get_num_threads() <= 1 or n < PAR_MIN or n <= ELEM_CHUNK:
         with _quiet():
             fn(*ops, out=out)
         return out
     if all(type(a) is not np.ndarray or a.shape == shape or a.ndim == 0 for a in ops):
         flat = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else a for a in ops]
         of = out.reshape(-1)
-        ranges = split(n, nt, ALIGN)
+        ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
 
         def work(i):
             lo, hi = ranges[i]
@@ -195,7 +199,7 @@ def _run_ufunc(fn, ops, out, shape):
                 fn(*ops, out=out)
             return out
         nd = len(shape)
-        ranges = split(rows, nt)
+        ranges = chunk_ranges(rows, max(1, ELEM_CHUNK // max(1, n // rows)))
 
         def work(i):
             lo, hi = ranges[i]
@@ -220,6 +224,20 @@ def ufunc_call(fn, *ops):
     if rd.hasobject:
         return None
     return _run_ufunc(fn, ops, empty(shape, rd), shape)
+
+
+_tls = threading.local()
+
+
+def _scratch(k: int, n: int):
+    """Thread-local float32 scratch buffer number ``k`` of at least ``n`` elements (first ``n`` returned)."""
+    bufs = getattr(_tls, "bufs", None)
+    if bufs is None:
+        bufs = _tls.bufs = {}
+    b = bufs.get(k)
+    if b is None or b.size < n:
+        b = bufs[k] = np.empty(max(n, LOWP_CHUNK), _F32)
+    return b[:n]
 
 
 def _to_f32(src, dst):
@@ -249,9 +267,8 @@ def lowp_call(fn, ops, nd, boolres: bool):
     odt = np.dtype(np.bool_) if boolres else nd
     out = empty(shape, odt)
     of = out.reshape(-1)
-    chunks = split(n, max(1, -(-n // LOWP_CHUNK)), ALIGN)
-    nt = min(get_num_threads(), len(chunks))
-    groups = split(len(chunks), nt)
+    chunks = chunk_ranges(n, LOWP_CHUNK, ALIGN)
+    groups = chunk_ranges(len(chunks), LOWP_GROUP)
 
     def work(g):
         with _quiet():
@@ -260,7 +277,7 @@ def lowp_call(fn, ops, nd, boolres: bool):
     def _lowp_chunks(g):
         c0, c1 = groups[g]
         big = max(hi - lo for lo, hi in chunks[c0:c1])
-        scratch = [np.empty(big, _F32) if (type(a) is np.ndarray and a.ndim) else None for a in ops]
+        scratch = [_scratch(k, big) if (type(a) is np.ndarray and a.ndim) else None for k, a in enumerate(ops)]
         for lo, hi in chunks[c0:c1]:
             m = hi - lo
             args = []
@@ -325,16 +342,12 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
     if not axes:
         return None
     dt = x.dtype
-    nt = get_num_threads()
     k = len(axes)
     if axes == tuple(range(nd)):
         v = x.reshape(-1)
-        ranges = split(v.size, nt, ALIGN)
+        ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
         parts = parallel_for(lambda i: _quiet_call(_flat_sum, v[ranges[i][0]:ranges[i][1]], dt), len(ranges))
-        r = parts[0]
-        for p in parts[1:]:
-            r = np.add(r, p, dtype=dt)
-        r = np.asarray(r, dtype=dt)
+        r = np.asarray(np.add.reduce(np.asarray(parts, dtype=dt), dtype=dt))  # pairwise over chunks
     elif axes == tuple(range(nd - k, nd)):  # trailing axes: rows over threads (bit-identical per row)
         outer = math.prod(x.shape[:nd - k])
         inner = x.size // outer if outer else 0
@@ -342,7 +355,7 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
             return None
         m = x.reshape(outer, inner)
         r = np.empty(outer, dt)
-        ranges = split(outer, nt)
+        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
         parallel_for(lambda i: np.add.reduce(m[ranges[i][0]:ranges[i][1]], axis=1, dtype=dt,
                                              out=r[ranges[i][0]:ranges[i][1]]), len(ranges))
     elif axes == tuple(range(k)):  # leading axes: reduced rows over threads, partials added
@@ -350,7 +363,7 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
         if red == 0 or x.size == 0:
             return None
         m = x.reshape(red, x.size // red)
-        ranges = split(red, nt)
+        ranges = chunk_ranges(red, max(1, RED_CHUNK // m.shape[1]))
         parts = parallel_for(lambda i: np.add.reduce(m[ranges[i][0]:ranges[i][1]], axis=0, dtype=dt),
                              len(ranges))
         r = parts[0]
@@ -397,7 +410,7 @@ def copy(x):
     if x.flags.c_contiguous:
         out = empty(x.shape, x.dtype)
         of, xf = out.reshape(-1), x.reshape(-1)
-        ranges = split(x.size, get_num_threads(), ALIGN)
+        ranges = chunk_ranges(x.size, ELEM_CHUNK, ALIGN)
         parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], xf[ranges[i][0]:ranges[i][1]]),
                      len(ranges))
         return out
@@ -410,7 +423,7 @@ def astype(x, nd):
         return None
     out = empty(x.shape, nd)
     of, xf = out.reshape(-1), x.reshape(-1)
-    ranges = split(x.size, get_num_threads(), ALIGN)
+    ranges = chunk_ranges(x.size, ELEM_CHUNK, ALIGN)
 
     def work(i):
         lo, hi = ranges[i]
@@ -462,9 +475,8 @@ def argsort(src, axis: int, descending: bool):
         keys &= np.uint64(0xFFFFFFFF00000000)
     keys |= np.arange(n, dtype=np.uint64)
     rows = keys.reshape(-1, n)
-    nt = get_num_threads()
-    if rows.shape[0] >= 2 and nt > 1:
-        ranges = split(rows.shape[0], nt)
+    if rows.shape[0] >= 2 and get_num_threads() > 1:
+        ranges = chunk_ranges(rows.shape[0], max(1, ELEM_CHUNK // n))
         parallel_for(lambda i: rows[ranges[i][0]:ranges[i][1]].sort(axis=-1), len(ranges))
     else:
         rows.sort(axis=-1)
