@@ -120,6 +120,35 @@ def _le_bytes(t: Tensor) -> bytes:
     return _swap(be, be.to_bytes(t._data), t._dtype, t.size)  # pragma: no cover  (big-endian hosts)
 
 
+_CHUNK = 1 << 24
+
+
+def _write_le(f: Any, t: Tensor) -> None:
+    """Write the tensor's elements (C order, little-endian) to ``f`` in chunks of ~16 MiB,
+    so a large tensor never needs one big temporary ``bytes`` copy."""
+    be, h, d = t._backend, t._data, t._dtype
+    n = t.size
+    if n * d.itemsize <= _CHUNK or h.ndim == 0:
+        f.write(_le_bytes(t))
+        return
+    flat = be.reshape(h, (n,))
+    if flat is not None:  # C-contiguous (or flattenable as a view): slices of the flat view
+        step = max(1, _CHUNK // d.itemsize)
+        for i in range(0, n, step):
+            part = be.view_index(flat, (slice(i, min(n, i + step), 1),))
+            f.write(_le_bytes(wrap(part, d, be)))
+        return
+    # a strided view: blocks of whole rows along axis 0 (each block is C order), recursing into big rows
+    rows = h.shape[0]
+    k = max(1, _CHUNK // max(1, (n // rows) * d.itemsize))
+    rest = tuple(slice(0, s, 1) for s in h.shape[1:])
+    for i in range(0, rows, k):
+        block = be.view_index(h, (slice(i, min(rows, i + k), 1),) + rest)
+        if k == 1:
+            block = be.view_index(h, (i,) + rest)
+        _write_le(f, wrap(block, d, be))
+
+
 def _swap(be: Any, raw: Any, d: DType, n: int) -> bytes:
     """Reverse the byte order of each element (each part, for complex) of ``raw``."""
     part = d.itemsize // 2 if d.kind == "c" else d.itemsize
@@ -183,7 +212,7 @@ def _npy_header(t: Tensor) -> bytes:
 
 def _write_npy(f: Any, t: Tensor) -> None:
     f.write(_npy_header(t))
-    f.write(_le_bytes(t))
+    _write_le(f, t)
 
 
 def save_npy(path: Any, t: Any) -> None:
@@ -543,7 +572,7 @@ def save_safetensors(path: Any, tensors: Mapping[str, Any], metadata: Mapping[st
         f.write(struct.pack("<Q", len(hb)))
         f.write(hb)
         for _, t in items:
-            f.write(_le_bytes(t))
+            _write_le(f, t)
 
     _atomic_write(path, fname, write)
 

@@ -68,6 +68,24 @@ def test_npy_round_trip_property(tmp_path, d, shape, seed, view):
     assert t.dtype is d and t.shape == shape and bits(t) == bits(a)
 
 
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple), seeds, st.sampled_from([0, 1, 2, 3]),
+       st.sampled_from([rt.float64, rt.bfloat16, rt.bool, rt.complex64]))
+@fuzz_settings
+def test_chunked_writes_of_views(tmp_path, shape, seed, how, d):
+    """Large tensors are written in chunks (blocks of rows for strided views): shrink the chunk to test it."""
+    a = random_bits(seed, shape, d)
+    v = [a, a[..., ::-1], np.swapaxes(a, 0, -1), a[::2]][how]
+    old = rio._CHUNK
+    rio._CHUNK = 16
+    try:
+        rio.save_npy(tmp_path / "c.npy", rt.asarray(v))
+        rio.save_safetensors(tmp_path / "c.st", {"x": rt.asarray(v)})
+    finally:
+        rio._CHUNK = old
+    assert bits(rio.load_npy(tmp_path / "c.npy")) == bits(v)
+    assert bits(rio.load_safetensors(tmp_path / "c.st")["x"]) == bits(v)
+
+
 def test_npy_numpy_compatibility(tmp_path):
     p = str(tmp_path / "n.npy")
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
