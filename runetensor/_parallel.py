@@ -8,6 +8,10 @@ cores).  The pool is sized by the cores this process may use (or by the
 thread, which runs every chunk in the calling thread.  Results do not depend
 on the thread count (reductions aside, see ``docs/performance.md``).
 
+By default (no ``set_num_threads`` call, no environment variable) the chunks
+run serially while the load average shows the cores busy with other
+processes: helper threads would be descheduled in the middle of a chunk.
+
 This module is backend-neutral: it only schedules Python callables.  It does
 not change the threads of BLAS (``matmul``), which NumPy's BLAS manages.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -39,12 +44,19 @@ def _machine_threads() -> int:
 
 _lock = threading.Lock()
 _num_threads = _machine_threads()
+#: True until set_num_threads is called (or RUNETENSOR_NUM_THREADS is set): the pool then
+#: stays serial while the machine's load average shows its cores busy with other work
+_auto = not os.environ.get("RUNETENSOR_NUM_THREADS", "").strip()
+_load_checked = [0.0, False]  # [time of the last check, busy?]
 _executor: ThreadPoolExecutor | None = None
 _local = threading.local()  # .inside: True in a pool worker (nested calls run serially)
 
 
 def set_num_threads(n: int) -> None:
     """Set how many threads runetensor's fast paths may use (1: everything in the calling thread).
+
+    Once set, the count is used as is (the default count instead falls back to
+    serial work while other processes keep the machine's cores busy).
 
     Args:
         n: a positive integer.
@@ -70,6 +82,8 @@ def set_num_threads(n: int) -> None:
             raise TypeError(f"set_num_threads: expected a positive int, got {type(n).__name__}") from None
     if n < 1:
         raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    global _auto
+    _auto = False
     with _lock:
         if n != _num_threads:
             old, _executor = _executor, None
@@ -89,6 +103,23 @@ def get_num_threads() -> int:
     True
     """
     return _num_threads
+
+
+def _machine_busy() -> bool:
+    """Whether other processes keep the cores busy (1-minute load average, checked at most once a second).
+
+    Helpers would then be descheduled in the middle of their chunks and the
+    caller would wait for them; serial work is faster.  Results do not depend
+    on the thread count, so this only changes speed.
+    """
+    now = time.monotonic()
+    if now - _load_checked[0] > 1.0:
+        _load_checked[0] = now
+        try:
+            _load_checked[1] = os.getloadavg()[0] > _num_threads + 0.5
+        except (AttributeError, OSError):
+            _load_checked[1] = False
+    return _load_checked[1]
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -120,7 +151,7 @@ def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
     the pool has one thread, or when called from a pool worker (no nested
     parallelism, so no deadlock).
     """
-    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False):
+    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False) or (_auto and _machine_busy()):
         return [fn(i) for i in range(n)]
     results: list[Any] = [None] * n
     errors: list[BaseException] = []

@@ -399,3 +399,14 @@ def test_sum_does_not_depend_on_thread_count():
     for other in results[1:]:
         for a, b in zip(results[0], other):
             assert_same(a, b)
+
+
+def test_busy_machine_runs_serially(monkeypatch):
+    monkeypatch.setattr(_parallel, "_auto", True)
+    monkeypatch.setattr(_parallel, "_load_checked", [0.0, False])
+    monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (100.0, 100.0, 100.0))
+    import threading
+    names = _parallel.parallel_for(lambda i: threading.current_thread().name, 6)
+    assert set(names) == {threading.current_thread().name}
+    x = np.arange(1000, dtype=np.float32)
+    assert_same(be.unary("sin", x), np.sin(x))
