@@ -368,7 +368,9 @@ def test_vector_norm_against_numpy(ad, o, keep):
     a, d = ad
     x = npf(a)
     got = rt.norm(a, ord=o, axes=[-1], keepdims=keep)
-    close(got, np.linalg.norm(x, ord=o, axis=-1, keepdims=keep), d)
+    with np.errstate(all="ignore"):  # the oracle's own 0 ** -1
+        exp = np.linalg.norm(x, ord=o, axis=-1, keepdims=keep)
+    close(got, exp, d)
 
 
 @given(rect(dtypes=[rt.float64, rt.complex128, rt.int32]),
