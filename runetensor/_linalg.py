@@ -829,11 +829,6 @@ def _ord(o: Any, fname: str) -> Any:
     return float(o) if not isinstance(o, int) else o
 
 
-def _abs_real(be: Any, h: Any, d: DType) -> tuple[Any, DType]:
-    a = be.unary("abs", h)
-    return a, d.real_dtype
-
-
 def _keep(be: Any, h: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
     out = tuple(1 if i in axes else s for i, s in enumerate(shape))
     return _reshape(be, h, out)
