@@ -410,3 +410,40 @@ def test_busy_machine_runs_serially(monkeypatch):
     assert set(names) == {threading.current_thread().name}
     x = np.arange(1000, dtype=np.float32)
     assert_same(be.unary("sin", x), np.sin(x))
+
+
+# ---------------------------------------------------------------------------
+# Operator dispatch: the dunders' shortcuts agree with the general binary_op
+# ---------------------------------------------------------------------------
+_DUNDERS = [("__add__", "add", False), ("__sub__", "sub", False), ("__mul__", "mul", False),
+            ("__truediv__", "truediv", False), ("__lt__", "lt", False), ("__le__", "le", False),
+            ("__gt__", "gt", False), ("__ge__", "ge", False), ("__eq__", "eq", False), ("__ne__", "ne", False),
+            ("__radd__", "add", True), ("__rsub__", "sub", True), ("__rmul__", "mul", True),
+            ("__rtruediv__", "truediv", True)]
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001  (the exception type is the outcome)
+        return type(e)
+    h = rt.to_numpy(r)
+    return (r.dtype, r.shape, h.tolist() if h.dtype.kind == "O" else h.tobytes())
+
+
+@given(dt=st.sampled_from([rt.float32, rt.float64, rt.float16, rt.bfloat16, rt.int8, rt.int32, rt.uint8,
+                           rt.uint64, rt.bool, rt.complex64, rt.int4]),
+       other=st.sampled_from(["same", "bcast", "bad_shape", "other_dtype", 2, -1, 300, 2 ** 70, 0.5, True,
+                              1 + 2j, float("nan"), "str"]),
+       which=st.sampled_from(_DUNDERS))
+def test_operator_shortcuts_match_binary_op(dt, other, which):
+    from runetensor._tensor import binary_op
+    name, op, reflected = which
+    x = rt.asarray(np.arange(6).reshape(2, 3) % 3, dtype=dt)
+    o = {"same": lambda: rt.asarray(np.arange(6).reshape(2, 3) % 2 + 1, dtype=dt),
+         "bcast": lambda: rt.asarray(np.array([1, 2, 1]), dtype=dt),
+         "bad_shape": lambda: rt.asarray(np.ones(4), dtype=dt),
+         "other_dtype": lambda: rt.asarray(np.ones(3), dtype=rt.float64)}.get(other, lambda: other)()
+    via_dunder = _outcome(lambda: getattr(x, name)(o))
+    general = _outcome(lambda: binary_op(op, o, x, name) if reflected else binary_op(op, x, o, name))
+    assert via_dunder == general
