@@ -627,6 +627,8 @@ def cross(a: Any, b: Any, axis: int = -1, out: Tensor | None = None) -> Tensor:
     [0, 0, 1]
     """
     a, b, d = _common(a, b, "cross")
+    if d is D.bool:
+        raise TypeError("cross: not defined for bool tensors (it subtracts)")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("cross: expected tensors with at least one axis, got a 0-d tensor")
     for t in (a, b):

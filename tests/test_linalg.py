@@ -267,6 +267,8 @@ def test_out_arguments():
 
 
 def test_cross_errors():
+    with pytest.raises(TypeError, match="cross: not defined for bool tensors"):
+        rt.cross(rt.ones(rt.bool, [3]), rt.ones(rt.bool, [3]))
     with pytest.raises(ValueError, match="cross: size along axis -1 must be 3, got 2"):
         rt.cross(rt.ones(rt.float64, [2]), rt.ones(rt.float64, [2]))
 
