@@ -258,3 +258,30 @@ def test_empty_negative_step_slice():
     a = np.arange(3.0)
     assert rt.from_numpy(a)[-5:-5:-1].shape == (0,)
     assert rt.from_numpy(a.reshape(1, 3))[:, -5:-5:-1].shape == (1, 0)
+
+
+@given(st.sampled_from(list(DTYPES)), st.integers(1, 30), st.data())
+def test_as_strided_matches_numpy(d, n, data):
+    """Any in-bounds (shape, element strides, element offset) request is the NumPy view of the buffer."""
+    base = (np.arange(n) % 7).astype(DTYPES[d])
+    ndim = data.draw(st.integers(0, 3))
+    shape = tuple(data.draw(st.integers(1, 4)) for _ in range(ndim))
+    strides = tuple(data.draw(st.integers(-3, 3)) for _ in range(ndim))
+    lo = sum(min(0, s * (k - 1)) for s, k in zip(strides, shape))
+    hi = sum(max(0, s * (k - 1)) for s, k in zip(strides, shape))
+    if hi - lo >= n:
+        return
+    off = data.draw(st.integers(-lo, n - 1 - hi))
+    t = rt.from_numpy(base)
+    be = t._backend
+    v = wrap(be.as_strided(t._data, shape, strides, off), d, be)
+    isz = base.itemsize
+    want = None if d in (rt.bfloat16, rt.int4, rt.float8_e5m2) else \
+        np.lib.stride_tricks.as_strided(base[off:], shape=shape, strides=tuple(s * isz for s in strides))
+    assert v.shape == shape and rt.offset(v) == off
+    assert v.strides == tuple(s * isz for s in strides)
+    idx = np.indices(shape).reshape(ndim, -1).T if ndim else np.zeros((1, 0), int)
+    flat = [off + int(np.dot(i, strides)) for i in idx]
+    np.testing.assert_array_equal(values(v).ravel(), base[flat].astype(values(v).dtype))
+    if want is not None:
+        np.testing.assert_array_equal(values(v), want.astype(values(v).dtype))
