@@ -12,16 +12,29 @@ __all__ = ["data", "shape", "dtype", "strides", "stride", "dims", "dim", "ndim",
 
 
 def data(t: Tensor) -> Any:
-    """The underlying buffer as the backend's array (a NumPy view for the NumPy backend).
+    """The whole underlying buffer, flat, as the backend's host array (a NumPy array, no copy).
 
-    The result views ``t``'s elements with ``t``'s strides: writes through it are seen by ``t``.
+    As the seed says, the buffer may hold elements beyond ``t``'s bounds (``t`` may be a
+    strided view of it): ``t``'s element at index ``(i, j, ...)`` is
+    ``buf[offset(t) + i * s0 + j * s1 + ...]`` with the element strides
+    ``s = strides(t) // itemsize(t)``.  Writes through the buffer are seen by ``t``.
+
+    Args:
+        t: a tensor (any layout).
+    Returns:
+        A 1-d array over the buffer's ``buffer_size`` elements.
 
     >>> import runetensor as rt
-    >>> rt.data(rt.zeros(rt.float32, [2, 2])).shape
-    (2, 2)
+    >>> t = rt.create(rt.int32, [2, 3], [1, 2, 3, 4, 5, 6])
+    >>> row = t[1]
+    >>> buf = rt.data(row)
+    >>> buf.shape, rt.offset(row), int(buf[rt.offset(row) + 2])
+    ((6,), 3, 6)
     """
     t = as_tensor(t, "data")
-    return t._backend.to_host(t._data)
+    be, h = t._backend, t._data
+    flat = be.as_strided(h, (be.buffer_size(h),), (1,), 0)
+    return be.to_host(flat)
 
 
 def shape(t: Tensor) -> tuple[int, ...]:

@@ -60,9 +60,12 @@ def test_properties():
     assert rt.offset(t) == 9  # element [0, 2, 1] of the base
     assert not rt.is_c_contiguous(t) and rt.is_c_contiguous(rt.from_numpy(base))
     assert rt.to_array(t) == base[:, ::-1, 1::2].ravel().tolist()
-    d = rt.data(t)
-    d[0, 0, 0] = 100
-    assert base[0, 2, 1] == 100
+    buf = rt.data(t)  # the whole flat buffer: index it with offset and element strides
+    assert buf.shape == (24,) and np.shares_memory(buf, base)
+    s = [x // 4 for x in rt.strides(t)]
+    assert buf[rt.offset(t) + 1 * s[0] + 2 * s[1] + 1 * s[2]] == base[:, ::-1, 1::2][1, 2, 1]
+    buf[rt.offset(t)] = 100
+    assert base[0, 2, 1] == 100 and rt.to_array(t)[0] == 100
 
 
 def test_scalar_properties():
@@ -512,3 +515,11 @@ def test_arange_matches_numpy(a, b, s):
 def test_ranges_into_integer_dtypes_must_fit(call, msg):
     with pytest.raises(ValueError, match=msg):
         call()
+
+
+def test_data_edge_cases():
+    assert rt.data(rt.zeros(rt.float32, [0])).shape == (0,)
+    assert rt.data(rt.scalar(rt.int8, 3)).tolist() == [3]
+    base = np.arange(10.0)
+    assert rt.data(rt.from_numpy(base[7:2:-2])).shape == (10,)
+    assert rt.data(rt.zeros(rt.bfloat16, [2, 2])).dtype == np.dtype(ml_dtypes.bfloat16)
