@@ -186,36 +186,41 @@ def _int_range(d: DType) -> tuple[int, int]:
 
 
 def _uniform_below(be: Any, key: int, n: int, r: int) -> Any:
-    """``n`` uint64 values uniform on ``[0, r)``, ``1 <= r <= 2**64``, without bias.
+    """``n`` values uniform on ``[0, r)``, ``1 <= r <= 2**64``, without bias.
 
-    Each element takes a 64-bit number ``x`` from two words; ``x mod r`` is
-    accepted when ``x < 2**64 - (2**64 mod r)`` (below that limit every residue
-    is equally likely).  The elements rejected in a round retry in the next
-    round, which draws from the key ``seed + j * 0x9E3779B97F4A7C15``: the
-    ``k``-th rejected element (in row-major order) takes number ``k`` of that
-    round's stream, so element ``i`` still depends only on the seed and the
-    elements before it.  A round rejects with probability below 1/2 (below
-    ``2**-32`` when ``r <= 2**32``) and costs time in proportion to the
-    elements it redraws.
+    Each element takes a ``B``-bit number ``x`` (``B = 32``, one word, when
+    ``r <= 2**32``; else ``B = 64``, two words); ``x mod r`` is accepted when
+    ``x < 2**B - (2**B mod r)`` (below that limit every residue is equally
+    likely).  The elements rejected in a round retry in the next round, which
+    draws from the key ``seed + j * 0x9E3779B97F4A7C15``: the ``k``-th rejected
+    element (in row-major order) takes number ``k`` of that round's stream, so
+    element ``i`` still depends only on the seed and the elements before it.  A
+    round rejects with probability below 1/2 and costs time in proportion to
+    the elements it redraws.  Returns a uint32 (``B = 32``) or uint64 handle.
     """
-    def word64(k: int, m: int) -> Any:
+    wide = r > (1 << 32)
+    span = _U64 if wide else 1 << 32
+
+    def draw(k: int, m: int) -> Any:
+        if not wide:
+            return _words(be, k, m, 1)
         w = _words(be, k, m, 2)
         hi = be.binary("lshift", be.cast(_column(be, w, 0), D.uint64), 32)
         return be.binary("bitwise_or", hi, be.cast(_column(be, w, 1), D.uint64))
 
-    x = word64(key, n)
-    if r == _U64:
+    x = draw(key, n)
+    if r == span:
         return x
-    limit = _U64 - (_U64 % r)
+    limit = span - (span % r)
     result = be.binary("mod", x, r)
-    if limit == _U64 or n == 0:
+    if limit == span or n == 0:
         return result
     ok = be.binary("lt", x, limit)
     for j in range(1, 1024):
         if be.to_list(be.reduce("all", ok, (0,), False)):
             return result
         (bad,) = be.nonzero(be.unary("logical_not", ok))
-        xj = word64((key + j * _ROUND_STEP) % _U64, bad.shape[0])
+        xj = draw((key + j * _ROUND_STEP) % _U64, bad.shape[0])
         okj = be.binary("lt", xj, limit)
         be.scatter(result, (bad,), be.where(okj, be.binary("mod", xj, r), be.gather(result, (bad,))))
         be.scatter(ok, (bad,), okj)
@@ -226,8 +231,9 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     """Uniform random integers in ``[low, high)`` (``high`` exclusive).
 
     Works for every integer dtype, including ranges up to ``2**64`` wide for
-    int64/uint64.  Values come from 64 random bits per element by rejection
-    sampling, so there is no modulo bias at all (see ``docs/random.md``).
+    int64/uint64.  Values come from 32 random bits per element (64 for ranges
+    wider than ``2**32``) by rejection sampling, so there is no modulo bias at
+    all (see ``docs/random.md``).
 
     Args:
         dtype: an integer dtype (int4 ... uint64).
@@ -246,7 +252,7 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     >>> t.shape, all(0 <= v < 5 for v in rt.to_array(t))
     ((2, 4), True)
     >>> print(rt.randint(rt.int32, [6], -3, seed=1, high=3))
-    [1, 0, -3, -2, 0, -3]
+    [1, -3, -1, -2, 2, 1]
     """
     d = _dtype(dtype, "randint")
     if d.kind not in "iu":
@@ -263,8 +269,10 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     key = _seed(seed, "randint")
     be = get_backend()
     n = _numel(shp)
-    v = _uniform_below(be, key, n, hi - lo)       # uint64 in [0, hi - lo)
+    v = _uniform_below(be, key, n, hi - lo)       # uint32 or uint64 in [0, hi - lo)
     if d is D.uint64:
+        if be.dtype(v) is not D.uint64:
+            v = be.cast(v, D.uint64)
         h = be.binary("add", v, lo) if lo else v
     else:
         # two's-complement wrap: (v + lo) mod 2**64 is the value, and it fits int64
