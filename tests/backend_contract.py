@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import traceback
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import ml_dtypes
 import numpy as np
