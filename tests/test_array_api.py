@@ -497,6 +497,8 @@ def test_elementwise_dtype_errors():
         xp.atan2(xp.asarray([1j]), xp.asarray([1j]))
     with pytest.raises(TypeError):
         xp.negative(xp.asarray([True]))
+    with pytest.raises(TypeError, match="subtract"):
+        xp.subtract(xp.asarray([True]), xp.asarray([False]))
     with pytest.raises(TypeError):
         xp.positive(xp.asarray([True]))
     with pytest.raises(TypeError):

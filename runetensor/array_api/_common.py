@@ -9,10 +9,9 @@ import builtins
 from typing import Any, Sequence
 
 from .. import _dtypes as D
-from .._backend import get_backend
 from .._dtypes import DType
 from .._tensor import Tensor, as_tensor, wrap
-from .._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis
+from .._validate import broadcast_shapes, normalize_axes
 
 __all__: list[str] = []
 
@@ -60,12 +59,8 @@ def cast(t: Tensor, d: DType) -> Tensor:
     return wrap(t._backend.cast(t._data, d), d, t._backend)
 
 
-def new(h: Any, d: DType, be: Any) -> Tensor:
-    return wrap(h, d, be)
 
 
-def axis_arg(axis: Any, ndim: int, fname: str) -> int:
-    return normalize_axis(axis, ndim, fname)
 
 
 def axes_arg(axis: Any, ndim: int, fname: str) -> tuple[int, ...]:
@@ -80,8 +75,6 @@ def index_range(be: Any, n: int) -> Any:
     return be.arange(0, n, 1, D.int64)
 
 
-def full_slices(ndim: int) -> list[slice]:
-    return [slice(None)] * ndim
 
 
 def norm_key(shape: Sequence[int], key: Sequence[Any]) -> tuple:
@@ -102,18 +95,16 @@ def view(t: Tensor, key: Sequence[Any]) -> Tensor:
     return wrap(t._backend.view_index(t._data, norm_key(t._data.shape, key)), t._dtype, t._backend)
 
 
-def reshape_handle(t: Tensor, shape: tuple[int, ...]) -> Any:
-    """A handle of ``t`` with ``shape``: a view when possible, else a contiguous copy."""
-    be = t._backend
-    h = be.reshape(t._data, shape)
-    if h is None:
-        h = be.reshape(be.copy(t._data), shape)
-    return h
 
 
 def flat(t: Tensor) -> Tensor:
     """``t`` as a 1-d tensor (a view when possible)."""
-    return wrap(reshape_handle(t, (t._data.size,)), t._dtype, t._backend)
+    be = t._backend
+    shape = (t._data.size,)
+    h = be.reshape(t._data, shape)
+    if h is None:
+        h = be.reshape(be.copy(t._data), shape)
+    return wrap(h, t._dtype, be)
 
 
 def promote(ts: Sequence[Any], fname: str) -> DType:
@@ -134,13 +125,6 @@ def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     return wrap(t._backend.expand(t._data, shape), t._dtype, t._backend)
 
 
-def scalar_tensor(value: Any, d: DType, be: Any = None) -> Tensor:
-    be = be or get_backend()
-    return wrap(be.full((), value, d), d, be)
-
-
-def int_arg(v: Any, fname: str, what: str) -> int:
-    return as_int(v, fname, what)
 
 
 def sum_dtype(d: DType) -> DType:

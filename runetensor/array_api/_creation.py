@@ -10,7 +10,7 @@ from .._backend import get_backend
 from .._dtypes import DType
 from .._tensor import Tensor, as_tensor, wrap
 from .._validate import as_shape
-from ._common import (PY_SCALARS, arr, broadcast, check_device, dtype_arg, index_range)
+from ._common import PY_SCALARS, arr, check_device, dtype_arg, index_range
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -497,5 +497,3 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
     """
     return _tri(x, k, "triu", False)
 
-
-_ = broadcast  # re-exported helper kept for symmetry with the other modules

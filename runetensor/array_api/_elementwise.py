@@ -130,7 +130,7 @@ def _make_unary(name: str, op: str, what: str, ex_in: str, ex_out: str) -> Calla
 #: per dtype rule of the core (``BINARY_RULES``): the dtype kinds for which two operands of one
 #: dtype go straight to the backend primitive (no promotion, no check), and whether the result is bool
 _FAST_KINDS: dict[str, tuple[str, bool]] = {
-    "num": ("biufc", False), "eq": ("biufc", True), "cmp": ("biuf", True), "ord": ("biuf", False),
+    "num": ("iufc", False), "eq": ("biufc", True), "cmp": ("biuf", True), "ord": ("biuf", False),
     "logic": ("biufc", True), "bits": ("biu", False), "shift": ("iu", False), "int": ("iufc", False),
     "intord": ("iuf", False), "true": ("fc", False), "real": ("f", False),
 }
