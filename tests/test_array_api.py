@@ -359,7 +359,7 @@ def _np(t):
 
 @st.composite
 def float_views(draw, dtype=np.float64, max_dims=3, elements=None):
-    shape = draw(st.lists(st.integers(1, 4), min_size=0, max_size=max_dims).map(tuple))
+    shape = draw(st.lists(st.integers(0, 4), min_size=0, max_size=max_dims).map(tuple))
     n = int(np.prod(shape)) if shape else 1
     if elements is None:
         elements = st.floats(-3, 3, allow_nan=False, width=32)
@@ -598,7 +598,17 @@ def reduce_case(draw):
 @given(reduce_case())
 def test_reductions_match_numpy(case):
     t, a, axis, keep = case
+    empty_reduction = a.size == 0 and (axis is None or a.shape[axis] == 0)
+    for name in ("max", "min"):
+        if empty_reduction:
+            with pytest.raises(ValueError, match="zero-size"):
+                getattr(xp, name)(t, axis=axis)
     for name in ("sum", "prod", "max", "min", "mean"):
+        if empty_reduction and name in ("max", "min"):
+            continue
+        if name == "mean" and a.size == 0:
+            assert np.isnan(_np(xp.mean(t, axis=axis))).all()
+            continue
         got = getattr(xp, name)(t, axis=axis, keepdims=keep)
         want = getattr(np, name)(a, axis=axis, keepdims=keep)
         assert got.shape == want.shape, name
@@ -645,7 +655,9 @@ def test_cumulative_match_numpy(data):
         got = _np(f(t, axis=axis, include_initial=True))
         ax = axis % a.ndim
         assert got.shape[ax] == a.shape[ax] + 1
-        np.testing.assert_array_equal(np.take(got, 0, axis=ax), np.full(np.take(a, 0, axis=ax).shape, first))
+        if got.size == 0:
+            continue
+        np.testing.assert_array_equal(np.take(got, 0, axis=ax), np.full(got.shape[:ax] + got.shape[ax + 1:], first))
         np.testing.assert_allclose(np.take(got, range(1, got.shape[ax]), axis=ax), nf(a, axis=axis), rtol=1e-12)
 
 
@@ -749,7 +761,8 @@ def test_views_match_numpy(data):
     k = data.draw(st.integers(0, 3))
     np.testing.assert_array_equal(_np(xp.repeat(t, k)), np.repeat(a, k))
     if nd:
-        r = np.array(data.draw(st.lists(st.integers(0, 3), min_size=a.shape[0], max_size=a.shape[0])))
+        r = np.array(data.draw(st.lists(st.integers(0, 3), min_size=a.shape[0], max_size=a.shape[0])),
+                     dtype=np.int64)
         np.testing.assert_array_equal(_np(xp.repeat(t, xp.asarray(r), axis=0)), np.repeat(a, r, axis=0))
 
 
@@ -818,7 +831,7 @@ def test_take_and_take_along_axis_match_numpy(data):
         return
     ax = data.draw(st.integers(-a.ndim, a.ndim - 1))
     n = a.shape[ax]
-    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=5)), dtype=np.int64)
+    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=5) if n else st.just([])), dtype=np.int64)
     np.testing.assert_array_equal(_np(xp.take(t, xp.asarray(idx), axis=ax)), np.take(a, idx, axis=ax))
     order = np.argsort(a, axis=ax)
     np.testing.assert_array_equal(_np(xp.take_along_axis(t, xp.asarray(order), axis=ax)),
