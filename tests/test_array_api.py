@@ -1195,3 +1195,23 @@ def test_elementwise_signatures(name):
     params = list(inspect.signature(getattr(xp, name)).parameters.values())
     assert all(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params)
     assert [p.name for p in params] in (["x"], ["x1", "x2"])
+
+
+def _kind_family(d):
+    return "b" if d.kind == "b" else "int" if d.kind in "iu" else "float"
+
+
+@pytest.mark.parametrize("d1", STD, ids=lambda d: d.name)
+@pytest.mark.parametrize("d2", STD, ids=lambda d: d.name)
+def test_promotion_table_matches_the_standard(d1, d2):
+    """Within the standard's table (same-kind pairs) results match NumPy 2, which implements it."""
+    if _kind_family(d1) != _kind_family(d2) or {d1.name, d2.name} == {"uint64", "int64"} or \
+            (d1.kind in "iu" and d2.kind in "iu" and "uint64" in (d1.name, d2.name) and d1.kind != d2.kind):
+        return  # outside the standard's table
+    want = np.result_type(np.dtype(d1.name), np.dtype(d2.name)).name
+    assert xp.result_type(d1, d2).name == want
+    a = xp.ones((2,), dtype=d1)
+    b = xp.ones((1,), dtype=d2)
+    assert xp.multiply(a, b).dtype.name == want
+    assert xp.equal(a, b).dtype is xp.bool
+    assert xp.concat([a, b]).dtype.name == want
