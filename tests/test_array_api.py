@@ -1215,3 +1215,38 @@ def test_promotion_table_matches_the_standard(d1, d2):
     assert xp.multiply(a, b).dtype.name == want
     assert xp.equal(a, b).dtype is xp.bool
     assert xp.concat([a, b]).dtype.name == want
+
+
+def test_more_documented_errors():
+    with pytest.raises(ValueError):
+        xp.asarray([[1, 2], [3]])  # ragged
+    with pytest.raises(TypeError):
+        xp.asarray("text")
+    with pytest.raises(TypeError, match="DLPack|dlpack"):
+        xp.from_dlpack([1, 2])
+    with pytest.raises(IndexError):
+        xp.concat([xp.ones((2,)), xp.ones((2,))], axis=1)
+    with pytest.raises(IndexError):
+        xp.squeeze(xp.ones((1,)), axis=1)
+    with pytest.raises(TypeError, match="complex"):
+        xp.searchsorted(xp.asarray([1j]), xp.asarray([1j]))
+    with pytest.raises(IndexError, match="out of bounds"):
+        xp.take_along_axis(xp.asarray([[1, 2]]), xp.asarray([[2]]), axis=1)
+    with pytest.raises(ValueError):
+        xp.vecdot(xp.ones((3,)), xp.ones((4,)))
+    with pytest.raises(rt.LinAlgError):
+        xp.linalg.solve(xp.zeros((2, 2)), xp.ones(2))
+    with pytest.raises(ValueError, match="n must be"):
+        xp.fft.fftfreq(0)
+    with pytest.raises(ValueError):
+        xp.fft.rfftfreq(4, d=0.0)
+    with pytest.raises(TypeError, match="repeats"):
+        xp.repeat(xp.ones(2), xp.asarray([1.0, 2.0]))
+
+
+def test_solve_with_a_vector_right_hand_side_broadcasts_over_the_batch():
+    a = _rand(2, 3, 3)
+    b = np.arange(3.0)
+    r = xp.linalg.solve(xp.asarray(a), xp.asarray(b))
+    assert r.shape == (2, 3)
+    np.testing.assert_allclose(_np(r), np.linalg.solve(a, b))
