@@ -1250,3 +1250,14 @@ def test_solve_with_a_vector_right_hand_side_broadcasts_over_the_batch():
     r = xp.linalg.solve(xp.asarray(a), xp.asarray(b))
     assert r.shape == (2, 3)
     np.testing.assert_allclose(_np(r), np.linalg.solve(a, b))
+
+
+def test_zero_d_results_compose():
+    """0-d results of every kind of operation stay usable arrays (operators, in-place, scalars)."""
+    v = xp.asarray([1.0, 2.0])
+    for r in (xp.matmul(v, v), xp.asarray(2.0) + 1.0, -xp.asarray(2.0), xp.sum(v), xp.clip(xp.asarray(3.0), 0, 1),
+              xp.linalg.vecdot(v, v), xp.max(v), xp.where(xp.asarray(True), 1.0, 2.0)):
+        s = (r * 2.0 + 1.0) - 0.5
+        assert s.shape == () and isinstance(float(s), float)
+        r += 1.0
+        assert r.shape == ()

@@ -427,10 +427,10 @@ class NumpyBackend(Backend):
     def clip(self, x, lo, hi):
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
-            return np.clip(x, lo, hi)
+            return np.asarray(np.clip(x, lo, hi))  # 0-d: a 0-d array, not a NumPy scalar
         lo = None if lo is None else lo.astype(cd)
         hi = None if hi is None else hi.astype(cd)
-        return np.clip(x.astype(cd), lo, hi).astype(x.dtype)
+        return np.asarray(np.clip(x.astype(cd), lo, hi).astype(x.dtype))
 
     def cast(self, x, dtype):
         nd = NP_DTYPE[dtype]
@@ -556,8 +556,8 @@ class NumpyBackend(Backend):
     def matmul(self, a, b):
         cd = _ACCUM.get(a.dtype)
         if cd is None:
-            return np.matmul(a, b)
-        return np.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype)
+            return np.asarray(np.matmul(a, b))  # vector @ vector: a 0-d array, not a NumPy scalar
+        return np.asarray(np.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype))
 
     # -- host -----------------------------------------------------------------------------------
     def to_host(self, x):
