@@ -1256,7 +1256,7 @@ def test_zero_d_results_compose():
     """0-d results of every kind of operation stay usable arrays (operators, in-place, scalars)."""
     v = xp.asarray([1.0, 2.0])
     for r in (xp.matmul(v, v), xp.asarray(2.0) + 1.0, -xp.asarray(2.0), xp.sum(v), xp.clip(xp.asarray(3.0), 0, 1),
-              xp.linalg.vecdot(v, v), xp.max(v), xp.where(xp.asarray(True), 1.0, 2.0)):
+              xp.linalg.vecdot(v, v), xp.max(v), xp.where(xp.asarray(True), 1.0, 2.0), xp.take(v, xp.asarray(1))):
         s = (r * 2.0 + 1.0) - 0.5
         assert s.shape == () and isinstance(float(s), float)
         r += 1.0

@@ -520,7 +520,8 @@ class NumpyBackend(Backend):
 
     # -- gather / scatter ------------------------------------------------------------
     def gather(self, x, key):
-        return x[key]
+        r = x[key]
+        return r if type(r) is np.ndarray else np.asarray(r)  # 0-d index arrays give NumPy scalars
 
     def scatter(self, x, key, values):
         x[key] = values
