@@ -58,23 +58,27 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
 
 
 def _assemble(ts: list[Tensor], axis: int, d: Any, fname: str) -> Tensor:
+    """Copy ``ts`` side by side along ``axis`` into one new buffer of dtype ``d``."""
     be = ts[0]._backend
-    base = list(ts[0]._data.shape)
+    first = ts[0]._data.shape
+    rest = first[:axis] + first[axis + 1:]
     total = 0
     for i, t in enumerate(ts):
         s = t._data.shape
-        if len(s) != len(base) or builtins.any(a != b for j, (a, b) in enumerate(zip(s, base)) if j != axis):
-            raise ValueError(f"{fname}: array {i} has shape {s}, incompatible with {tuple(base)} "
+        if len(s) != len(first) or s[:axis] + s[axis + 1:] != rest:
+            raise ValueError(f"{fname}: array {i} has shape {s}, incompatible with {first} "
                              f"(all dimensions except axis {axis} must match)")
         total += s[axis]
-    base[axis] = total
-    out = be.empty(tuple(base), d)
+    shape = first[:axis] + (total,) + first[axis + 1:]
+    out = be.empty(shape, d)
+    before = tuple(slice(0, m, 1) for m in first[:axis])
+    after = tuple(slice(0, m, 1) for m in first[axis + 1:])
     pos = 0
     for t in ts:
         n = t._data.shape[axis]
         if n:
-            key = tuple(slice(0, m, 1) if j != axis else slice(pos, pos + n, 1) for j, m in enumerate(base))
-            be.assign(be.view_index(out, key), cast(t, d)._data)
+            h = t._data if t._dtype is d else be.cast(t._data, d)
+            be.assign(be.view_index(out, before + (slice(pos, pos + n, 1),) + after), h)
         pos += n
     return wrap(out, d, be)
 
