@@ -206,7 +206,11 @@ def _key_tensor(k: Any, be: Any, fname: str) -> Tensor:
     if isinstance(k, (list, tuple)) and len(k) == 0:
         return wrap(be.empty((0,), _int64), _int64, be)
     try:
-        return as_tensor(k, fname, backend=be)
+        kt = as_tensor(k, fname, backend=be)
+        if isinstance(k, (list, tuple)) and kt._data.size == 0 and kt._dtype.kind not in "iub":
+            # an empty sequence is an integer index (as NumPy), whatever its nesting
+            return wrap(be.empty(kt._data.shape, _int64), _int64, be)
+        return kt
     except (TypeError, ValueError) as e:
         raise TypeError(f"{fname}: invalid index {k!r}: only integers, slices, None, ..., and integer or "
                         f"boolean tensors/lists are valid indices ({e})") from None
