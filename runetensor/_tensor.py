@@ -387,7 +387,10 @@ def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = 
                 raise ValueError(f"{fname}: scalar {value!r} is out of range for {d}") from None
             except ValueError as e:
                 raise ValueError(f"{fname}: cannot write into the target: {e}") from None
-            return target
+            except TypeError:
+                pass  # not defined for this dtype: the general path reports it
+            else:
+                return target
     r = binary_op(op, target, value, fname, rule)
     if r._data.shape != td.shape:
         raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {td.shape}")
