@@ -358,7 +358,12 @@ def _getitem(t: Tensor, key: Any, fname: str = "getitem") -> Tensor:
     be = t._backend
     if not adv:
         return wrap(be.view_index(t._data, k), t._dtype, be)
-    _adv_shape(k, be, fname)  # validates that the index arrays broadcast
+    n_adv = 0
+    for e in k:
+        if e is not None and type(e) is not _pyslice and type(e) is not int:
+            n_adv += 1
+    if n_adv > 1:
+        _adv_shape(k, be, fname)  # validates that the index arrays broadcast together
     return wrap(be.gather(t._data, k), t._dtype, be)
 
 

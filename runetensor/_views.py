@@ -413,6 +413,7 @@ def expand_dims(t: Tensor, axes: Sequence[int] | int) -> Tensor:
 # permutations and flips
 # ---------------------------------------------------------------------------
 _REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(MAX_RANK + 1)]
+_RANGES = [list(range(n)) for n in range(MAX_RANK + 1)]
 
 
 @attach()
@@ -436,6 +437,9 @@ def transpose(t: Tensor, axes: Sequence[int] | None = None) -> Tensor:
     h = t._data
     if axes is None:
         perm = _REVERSED[h.ndim]
+    elif (type(axes) is tuple or type(axes) is list) and len(axes) == h.ndim and \
+            builtins.all(type(a) is int for a in axes) and sorted(axes) == _RANGES[h.ndim]:
+        perm = tuple(axes)
     else:
         perm = normalize_axes(axes, h.ndim, "transpose")
         if len(perm) != h.ndim:
