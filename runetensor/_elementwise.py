@@ -639,7 +639,16 @@ def _clamp(t: Any, lo: Any, hi: Any, fname: str) -> Tensor:
 
 @attach()
 def clip(t: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    """The same as :func:`clamp`.
+    """Limit values to ``[min, max]``; the same as :func:`clamp`.
+
+    Args:
+        t: the tensor.
+        min, max: the bounds (None: no limit), scalars or broadcastable tensors.
+    Returns:
+        A new tensor.
+    Raises:
+        TypeError: for complex tensors.
+        ValueError: if a bound does not broadcast with ``t``.
 
     >>> import runetensor as rt
     >>> print(rt.clip(rt.create(rt.float32, [3], [-5., 0., 5.]), min=-1., max=1.))
