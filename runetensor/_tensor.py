@@ -456,6 +456,9 @@ def unary_op(op: str, x: Any, fname: str) -> Tensor:
 # Python operators (Array API semantics: / is true division, // floors, % takes
 # the divisor's sign).  Generated from one table.
 # ---------------------------------------------------------------------------
+_new = object.__new__
+
+
 def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, Any], Tensor]:
     if reflected:
         def method(self: Tensor, other: Any) -> Tensor:
@@ -467,7 +470,11 @@ def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, An
                 b = other._data
                 if a.shape == b.shape and self._backend is other._backend:
                     try:
-                        return wrap(self._backend.binary(op, a, b), self._dtype, self._backend)
+                        t = _new(Tensor)  # wrap(), inlined: this is the hottest path
+                        t._data = self._backend.binary(op, a, b)
+                        t._dtype = self._dtype
+                        t._backend = self._backend
+                        return t
                     except TypeError:
                         pass  # report through the general path
             return binary_op(op, self, other, fname)
