@@ -216,8 +216,13 @@ def _key_tensor(k: Any, be: Any, fname: str) -> Tensor:
                         f"boolean tensors/lists are valid indices ({e})") from None
 
 
-def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool]:
-    """(backend key, has advanced indices) for a NumPy-style ``key`` on ``t``."""
+def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool, int]:
+    """(backend key, has advanced indices, separator) for a NumPy-style ``key`` on ``t``.
+
+    ``separator`` is the position in the key of a ``None`` standing for an
+    ellipsis that covers no axis (NumPy still counts it as separating advanced
+    indices), or -1; its size-1 axis must be removed from the result.
+    """
     shape = t._data.shape
     ndim = len(shape)
     be = t._backend
@@ -277,6 +282,7 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool]:
         raise IndexError(f"{fname}: too many indices for a tensor of rank {ndim}: {consumed} were given")
     fill = _full(shape[consumed:]) if ell < 0 else None
     out: list[Any] = []
+    sep = -1
     ax = 0
     for k in items:
         tk = type(k)
@@ -293,6 +299,9 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool]:
             out.append(None)
         elif k is Ellipsis:
             nfill = ndim - consumed
+            if nfill == 0 and adv:
+                sep = len(out)
+                out.append(None)
             out.extend(_full(shape[ax:ax + nfill]))
             ax += nfill
         else:  # index tensor
@@ -312,12 +321,15 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool]:
                 ax += 1
     if fill:
         out.extend(fill)
-    return tuple(out), adv
+    return tuple(out), adv, sep
 
 
-def _adv_shape(key: tuple, be: Any, fname: str) -> tuple[int, ...]:
+def _adv_shape(key: tuple, be: Any, fname: str, sep: int = -1) -> tuple[int, ...]:
     """The shape ``gather(x, key)`` produces, by NumPy's rules (advanced indices and ints broadcast
-    together; their block stays in place when they are adjacent, else moves to the front)."""
+    together; their block stays in place when they are adjacent, else moves to the front).
+
+    With ``sep >= 0`` the size-1 axis of the ``None`` at ``key[sep]`` is left out.
+    """
     from ._validate import broadcast_shapes
     adv_pos = []
     adv_shapes = []
@@ -344,7 +356,8 @@ def _adv_shape(key: tuple, be: Any, fname: str) -> tuple[int, ...]:
         placed = True
     for i, k in enumerate(key):
         if k is None:
-            dims.append(1)
+            if i != sep:
+                dims.append(1)
         elif type(k) is _pyslice:
             dims.append(len(range(k.start, -1 if k.stop is None else k.stop, k.step)))
         elif not placed:
@@ -354,10 +367,13 @@ def _adv_shape(key: tuple, be: Any, fname: str) -> tuple[int, ...]:
 
 
 def _getitem(t: Tensor, key: Any, fname: str = "getitem") -> Tensor:
-    k, adv = _normalize(t, key, fname)
+    k, adv, sep = _normalize(t, key, fname)
     be = t._backend
     if not adv:
         return wrap(be.view_index(t._data, k), t._dtype, be)
+    if sep >= 0:
+        shp = _adv_shape(k, be, fname, sep)
+        return wrap(be.reshape(be.gather(t._data, k), shp), t._dtype, be)
     n_adv = 0
     for e in k:
         if e is not None and type(e) is not _pyslice and type(e) is not int:
@@ -368,21 +384,26 @@ def _getitem(t: Tensor, key: Any, fname: str = "getitem") -> Tensor:
 
 
 def _setitem(t: Tensor, key: Any, value: Any, fname: str = "setitem") -> None:
-    k, adv = _normalize(t, key, fname)
+    k, adv, sep = _normalize(t, key, fname)
     be = t._backend
     if not adv:
         write(be, be.view_index(t._data, k), value, t._dtype, fname)
         return
-    _scatter(t, k, value, _adv_shape(k, be, fname), fname)
+    full = _adv_shape(k, be, fname)
+    _scatter(t, k, value, _adv_shape(k, be, fname, sep) if sep >= 0 else full, fname,
+             full if sep >= 0 else None)
 
 
-def _scatter(t: Tensor, k: tuple, value: Any, sel_shape: tuple[int, ...], fname: str) -> None:
+def _scatter(t: Tensor, k: tuple, value: Any, sel_shape: tuple[int, ...], fname: str,
+             key_shape: tuple[int, ...] | None = None) -> None:
     be = t._backend
     v = value_handle(value, t._dtype, be, fname)
     if _is_handle(v):
         vs = check_value_shape(v.shape, sel_shape, fname)
         if vs != v.shape:
             v = be.reshape(v, vs)
+        if key_shape is not None:  # the key holds an extra size-1 axis: give the value one too
+            v = be.reshape(be.expand(v, sel_shape), key_shape)
     try:
         be.scatter(t._data, k, v)
     except ValueError as e:

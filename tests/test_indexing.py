@@ -648,3 +648,19 @@ def test_specs_repr_and_equality():
     assert repr(rt.A) == "rt.A" and repr(rt.N) == "rt.N"
     with pytest.raises(TypeError):
         rt.I(1.5)
+
+
+def test_empty_ellipsis_separates_advanced_indices():
+    # NumPy counts an ellipsis that covers no axis as separating advanced indices
+    a = np.arange(24).reshape(3, 4, 2)
+    t = rt.from_numpy(a.copy())
+    for key in ((slice(None, None, -2), [[0], [1]], Ellipsis, [[0], [1]]), (slice(None), 0, Ellipsis, [1])):
+        e = a[key]
+        r = t[key]
+        assert r.shape == e.shape
+        np.testing.assert_array_equal(rt.to_numpy(r), e)
+        b = a.copy()
+        b[key] = np.arange(e.size).reshape(e.shape) + 100
+        t2 = rt.from_numpy(a.copy())
+        t2[key] = rt.asarray(np.arange(e.size).reshape(e.shape) + 100)
+        np.testing.assert_array_equal(rt.to_numpy(t2), b)
