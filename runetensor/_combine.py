@@ -225,6 +225,9 @@ def _split_points(sections: Any, n: int, fname: str, equal: bool) -> list[tuple[
         k = as_int(sections, fname, "sections")
         if k <= 0:
             raise ValueError(f"{fname}: the number of sections must be positive, got {k}")
+        if k > max(n, 1 << 16):
+            raise ValueError(f"{fname}: {k} sections for an axis of size {n}: at most max(size, 65536) "
+                             f"pieces can be made")
         if equal and n % k:
             raise ValueError(f"{fname}: an axis of size {n} cannot be split into {k} equal parts; use "
                              f"rt.array_split for unequal parts")

@@ -290,6 +290,9 @@ def test_combine_errors():
         rt.broadcast_arrays([a, rt.zeros(rt.float32, [4])])
     with pytest.raises(ValueError, match="positive"):
         rt.array_split(a, 0)
+    with pytest.raises(ValueError, match="pieces"):
+        rt.array_split(a, 10 ** 20)
+    assert len(rt.array_split(a, 5)) == 5
     with pytest.raises(IndexError):
         rt.array_split(a, 2, axis=2)
     with pytest.raises(ValueError, match="equal"):
