@@ -742,7 +742,7 @@ def set_slice(t: Tensor, specs: Sequence[Any], value: Any) -> None:
             v = be.reshape(v, shp)
             if v is None:  # pragma: no cover (only size-1 axes are dropped)
                 raise ValueError("set_slice: cannot drop the new axes from the value")
-    be.scatter(t._data, gkey, v)
+    _do_scatter(be, t._data, gkey, v, "set_slice")
 
 
 # ---------------------------------------------------------------------------
