@@ -629,6 +629,8 @@ def _specs(t: Tensor, specs: Any, fname: str) -> tuple[tuple, list[builtins.bool
             adv = True
         elif ts is M:
             kt = _key_tensor(s.mask, be, fname)
+            if kt._data.size == 0 and isinstance(s.mask, (list, tuple)):
+                kt = wrap(be.empty(kt._data.shape, _bool), _bool, be)  # an empty list is an empty mask here
             if kt._dtype is not _bool:
                 raise TypeError(f"{fname}: M expects a boolean mask, got {kt._dtype}")
             if kt._data.shape != (n,):

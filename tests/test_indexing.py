@@ -664,3 +664,77 @@ def test_empty_ellipsis_separates_advanced_indices():
         t2 = rt.from_numpy(a.copy())
         t2[key] = rt.asarray(np.arange(e.size).reshape(e.shape) + 100)
         np.testing.assert_array_equal(rt.to_numpy(t2), b)
+
+
+def _np_slice(a, specs):
+    """NumPy oracle for rt.slice: each spec applied to its own axis (outer indexing)."""
+    out, ax = a, 0
+    for s in specs:
+        if s is rt.N:
+            out = np.expand_dims(out, ax)
+            ax += 1
+        elif s is rt.A:
+            ax += 1
+        elif isinstance(s, rt.I):
+            out = np.take(out, s.i, axis=ax)
+        elif isinstance(s, rt.R):
+            out = out[(slice(None),) * ax + (slice(s.start, s.stop),)]
+            ax += 1
+        elif isinstance(s, rt.Rs):
+            out = out[(slice(None),) * ax + (slice(s.start, s.stop, s.step),)]
+            ax += 1
+        elif isinstance(s, rt.L):
+            out = np.take(out, np.asarray(s.indices, dtype=np.int64), axis=ax)
+            ax += 1
+        else:
+            out = np.compress(np.asarray(s.mask, dtype=bool), out, axis=ax)
+            ax += 1
+    return out
+
+
+@st.composite
+def specs_for(draw, shape):
+    specs = []
+    ax = 0
+    while ax < len(shape) and draw(st.integers(0, 4)):
+        n = shape[ax]
+        kind = draw(st.sampled_from(["I", "R", "Rs", "A", "L", "M", "N"]))
+        if kind == "N":
+            specs.append(rt.N)
+            continue
+        if kind == "I" and n:
+            specs.append(rt.I(draw(st.integers(-n, n - 1))))
+        elif kind == "R":
+            specs.append(rt.R(draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))))
+        elif kind == "Rs":
+            specs.append(rt.Rs(draw(st.one_of(st.none(), st.integers(-n - 1, n + 1))),
+                               draw(st.one_of(st.none(), st.integers(-n - 1, n + 1))),
+                               draw(st.sampled_from([1, 2, -1, -3]))))
+        elif kind == "L" and n:
+            specs.append(rt.L(draw(st.lists(st.integers(-n, n - 1), max_size=3))))
+        elif kind == "M":
+            specs.append(rt.M(draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+        else:
+            specs.append(rt.A)
+        ax += 1
+    return specs
+
+
+@given(arrays(), st.data())
+def test_slice_and_set_slice_match_numpy_outer_indexing(arr, data):
+    d, base, view, t = arr
+    specs = data.draw(specs_for(view.shape))
+    expect = np.asarray(_np_slice(view, specs))
+    r = rt.slice(t, specs)
+    assert r.shape == expect.shape
+    np.testing.assert_array_equal(np_values(r), as_np(expect))
+    advanced = any(isinstance(s, (rt.L, rt.M)) for s in specs)
+    if expect.size:
+        assert shares(r, base) != advanced
+    # set_slice: the oracle writes through the flat positions the specs select
+    ids = np.asarray(_np_slice(np.arange(view.size).reshape(view.shape), specs))
+    vals = (np.arange(ids.size) % 5 + 1).astype(base.dtype).reshape(ids.shape)
+    flat = np.array(view).reshape(-1)
+    flat[ids.reshape(-1)] = vals.reshape(-1)
+    rt.set_slice(t, specs, rt.from_numpy(vals))
+    np.testing.assert_array_equal(as_np(view), as_np(flat.reshape(view.shape)))
