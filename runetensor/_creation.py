@@ -195,7 +195,12 @@ def scalar(dtype: Any, value: Any) -> Tensor:
 
 
 def empty_like(t: Tensor) -> Tensor:
-    """An uninitialised tensor with ``t``'s shape and dtype."""
+    """An uninitialised tensor with ``t``'s shape and dtype.
+
+    >>> import runetensor as rt
+    >>> e = rt.empty_like(rt.zeros(rt.int16, [2, 3])); e.shape, e.dtype
+    ((2, 3), rt.int16)
+    """
     t = as_tensor(t, "empty_like")
     return wrap(t._backend.empty(t.shape, t._dtype), t._dtype, t._backend)
 
@@ -213,13 +218,24 @@ def full_like(t: Tensor, value: Any) -> Tensor:
 
 
 def ones_like(t: Tensor) -> Tensor:
-    """Ones with ``t``'s shape and dtype."""
+    """Ones with ``t``'s shape and dtype.
+
+    >>> import runetensor as rt
+    >>> print(rt.ones_like(rt.zeros(rt.float32, [2, 2])))
+    [[1, 1],
+     [1, 1]]
+    """
     t = as_tensor(t, "ones_like")
     return wrap(t._backend.full(t.shape, 1, t._dtype), t._dtype, t._backend)
 
 
 def zeros_like(t: Tensor) -> Tensor:
-    """Zeros with ``t``'s shape and dtype."""
+    """Zeros with ``t``'s shape and dtype.
+
+    >>> import runetensor as rt
+    >>> print(rt.zeros_like(rt.ones(rt.int8, [3])))
+    [0, 0, 0]
+    """
     t = as_tensor(t, "zeros_like")
     return wrap(t._backend.full(t.shape, 0, t._dtype), t._dtype, t._backend)
 

@@ -42,7 +42,12 @@ def set_printoptions(threshold: int | None = None, edgeitems: int | None = None,
 
 
 def get_printoptions() -> dict[str, int]:
-    """The current print options as a dict."""
+    """The current print options as a dict.
+
+    >>> import runetensor as rt
+    >>> rt.get_printoptions()["edgeitems"]
+    3
+    """
     return dict(_OPTIONS)
 
 

@@ -83,7 +83,12 @@ def stride(t: Tensor, i: int) -> int:
 
 
 def dims(t: Tensor) -> tuple[int, ...]:
-    """Synonym for :func:`shape`."""
+    """Synonym for :func:`shape`.
+
+    >>> import runetensor as rt
+    >>> rt.dims(rt.zeros(rt.float32, [2, 3]))
+    (2, 3)
+    """
     return as_tensor(t, "dims").shape
 
 
@@ -103,12 +108,22 @@ def dim(t: Tensor, i: int) -> int:
 
 
 def ndim(t: Tensor) -> int:
-    """Number of dimensions."""
+    """Number of dimensions.
+
+    >>> import runetensor as rt
+    >>> rt.ndim(rt.zeros(rt.float32, [2, 3]))
+    2
+    """
     return as_tensor(t, "ndim").ndim
 
 
 def itemsize(t: Tensor) -> int:
-    """Bytes per element (``int4`` and ``uint4`` take one byte)."""
+    """Bytes per element (``int4`` and ``uint4`` take one byte).
+
+    >>> import runetensor as rt
+    >>> rt.itemsize(rt.zeros(rt.bfloat16, [2])), rt.itemsize(rt.zeros(rt.int4, [2]))
+    (2, 1)
+    """
     return as_tensor(t, "itemsize").itemsize
 
 
@@ -123,7 +138,12 @@ def size(t: Tensor) -> int:
 
 
 def numel(t: Tensor) -> int:
-    """Synonym for :func:`size`."""
+    """Synonym for :func:`size`.
+
+    >>> import runetensor as rt
+    >>> rt.numel(rt.zeros(rt.float32, [2, 3]))
+    6
+    """
     return as_tensor(t, "numel").size
 
 

@@ -18,6 +18,10 @@ def get_backend(name: str | None = None) -> Backend:
 
     Raises:
         ValueError: for an unknown name.
+
+    >>> import runetensor as rt
+    >>> rt.get_backend().name
+    'numpy'
     """
     if name is None:
         return _default[0]
@@ -28,14 +32,28 @@ def get_backend(name: str | None = None) -> Backend:
 
 
 def register_backend(backend: Backend) -> None:
-    """Make ``backend`` available under ``backend.name``."""
+    """Make ``backend`` available under ``backend.name``.
+
+    Raises:
+        TypeError: if ``backend`` is not a :class:`Backend`.
+
+    >>> import runetensor as rt
+    >>> rt.register_backend(rt.get_backend("numpy"))  # registering again is harmless
+    """
     if not isinstance(backend, Backend):
         raise TypeError(f"register_backend: expected a Backend, got {type(backend).__name__}")
     _BACKENDS[backend.name] = backend
 
 
 def set_default_backend(name: str) -> None:
-    """Choose the backend that creation functions use."""
+    """Choose the backend that creation functions use.
+
+    Raises:
+        ValueError: for an unknown name.
+
+    >>> import runetensor as rt
+    >>> rt.set_default_backend("numpy")
+    """
     _default[0] = get_backend(name)
 
 
