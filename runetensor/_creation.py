@@ -12,17 +12,10 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, wrap
-from ._validate import as_shape
+from ._validate import as_dtype, as_shape
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
            "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
-
-
-def _dtype(dtype: Any, fname: str) -> DType:
-    try:
-        return D.dtype_of(dtype)
-    except TypeError as e:
-        raise TypeError(f"{fname}: {e}") from None
 
 
 def _check_value(value: Any, d: DType, fname: str) -> None:
@@ -74,7 +67,7 @@ def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
     [[1, 2, 3],
      [4, 5, 6]]
     """
-    d = _dtype(dtype, "create")
+    d = as_dtype(dtype, "create")
     shp = as_shape(shape, "create")
     n = 1
     for s in shp:
@@ -117,7 +110,7 @@ def init(dtype: Any, shape: Sequence[int], f: Callable[[list[int]], Any]) -> Ten
     [[0, 1, 2],
      [1, 2, 3]]
     """
-    d = _dtype(dtype, "init")
+    d = as_dtype(dtype, "init")
     shp = as_shape(shape, "init")
     if not callable(f):
         raise TypeError(f"init: f must be callable, got {type(f).__name__}")
@@ -132,7 +125,7 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
     >>> rt.empty(rt.float32, [2, 3]).shape
     (2, 3)
     """
-    d = _dtype(dtype, "empty")
+    d = as_dtype(dtype, "empty")
     be = get_backend()
     return wrap(be.empty(as_shape(shape, "empty"), d), d, be)
 
@@ -151,7 +144,7 @@ def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
     [[3.14, 3.14, 3.14],
      [3.14, 3.14, 3.14]]
     """
-    d = _dtype(dtype, "full")
+    d = as_dtype(dtype, "full")
     shp = as_shape(shape, "full")
     _check_value(value, d, "full")
     be = get_backend()
@@ -165,7 +158,7 @@ def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
     >>> print(rt.ones(rt.int8, [3]))
     [1, 1, 1]
     """
-    d = _dtype(dtype, "ones")
+    d = as_dtype(dtype, "ones")
     be = get_backend()
     return wrap(be.full(as_shape(shape, "ones"), 1, d), d, be)
 
@@ -177,7 +170,7 @@ def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
     >>> print(rt.zeros(rt.bool, [2]))
     [false, false]
     """
-    d = _dtype(dtype, "zeros")
+    d = as_dtype(dtype, "zeros")
     be = get_backend()
     return wrap(be.full(as_shape(shape, "zeros"), 0, d), d, be)
 
@@ -280,7 +273,7 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
         if copy is False and t is not obj:
             raise ValueError(f"asarray: converting {obj.dtype} to {t.dtype} needs a copy, but copy=False")
         return t
-    d = None if dtype is None else _dtype(dtype, "asarray")
+    d = None if dtype is None else as_dtype(dtype, "asarray")
     if isinstance(obj, bytes):
         if copy is False:
             raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
@@ -327,7 +320,7 @@ def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
     [5, 4, 3, 2, 1]
     """
     from ._validate import as_int
-    d = _dtype(dtype, "arange")
+    d = as_dtype(dtype, "arange")
     a, b, s = (as_int(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step")))
     if s == 0:
         raise ValueError("arange: step must be non-zero, got 0")
@@ -354,7 +347,7 @@ def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
     [1, 0.75, 0.5, 0.25]
     """
     import math
-    d = _dtype(dtype, "arange_f")
+    d = as_dtype(dtype, "arange_f")
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
         try:

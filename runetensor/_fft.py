@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from . import _dtypes as D
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int, normalize_axes, normalize_axis, shape_str
+from ._validate import as_int, normalize_axes, normalize_axis, shape_str, write_out
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
            "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -122,20 +122,6 @@ def _run(fname: str, op: str, x: Any, axes: Any, s: Any, norm: Any, multi: bool,
     return wrap(r, be.dtype(r), be)
 
 
-def _into(r: Tensor, out: Any, fname: str) -> Tensor:
-    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``."""
-    if out is None:
-        return r
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
-    if out.shape != r.shape:
-        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
-    if out._dtype is not r._dtype:
-        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
-    out._backend.assign(out._data, r._data)
-    return out
-
-
 # -- 1-D ---------------------------------------------------------------------------------
 @attach()
 def fft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
@@ -161,7 +147,7 @@ def fft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
     [1+0i, 0-1i, -1+0i, 0+1i]
     """
     r = _run("fft", "fft", x, axis, n, norm, False)
-    return _into(r, out, "fft")
+    return write_out(r, out, "fft")
 
 
 @attach()
@@ -174,7 +160,7 @@ def ifft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
     [1+0i, 1+0i]
     """
     r = _run("ifft", "ifft", x, axis, n, norm, False)
-    return _into(r, out, "ifft")
+    return write_out(r, out, "ifft")
 
 
 @attach()
@@ -190,7 +176,7 @@ def rfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
     (3,)
     """
     r = _run("rfft", "rfft", x, axis, n, norm, False)
-    return _into(r, out, "rfft")
+    return write_out(r, out, "rfft")
 
 
 @attach()
@@ -203,7 +189,7 @@ def irfft(x: Any, axis: int = -1, n: int | None = None, norm: str = "backward",
     [0, 1, 2, 3]
     """
     r = _run("irfft", "irfft", x, axis, n, norm, False)
-    return _into(r, out, "irfft")
+    return write_out(r, out, "irfft")
 
 
 @attach()
@@ -247,7 +233,7 @@ def fft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None 
      [0+0i, 0+0i]]
     """
     r = _run("fft2", "fft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
-    return _into(r, out, "fft2")
+    return write_out(r, out, "fft2")
 
 
 @attach()
@@ -261,7 +247,7 @@ def ifft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None
      [1+0i, 1+0i]]
     """
     r = _run("ifft2", "ifft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
-    return _into(r, out, "ifft2")
+    return write_out(r, out, "ifft2")
 
 
 @attach()
@@ -274,7 +260,7 @@ def fftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = No
     rt.complex64
     """
     r = _run("fftn", "fft", x, axes, s, norm, True)
-    return _into(r, out, "fftn")
+    return write_out(r, out, "fftn")
 
 
 @attach()
@@ -288,7 +274,7 @@ def ifftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = N
      [1+0i, 1+0i]]
     """
     r = _run("ifftn", "ifft", x, axes, s, norm, True)
-    return _into(r, out, "ifftn")
+    return write_out(r, out, "ifftn")
 
 
 @attach()
@@ -301,7 +287,7 @@ def rfft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | None
     (4, 4)
     """
     r = _run("rfft2", "rfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
-    return _into(r, out, "rfft2")
+    return write_out(r, out, "rfft2")
 
 
 @attach()
@@ -314,7 +300,7 @@ def irfft2(x: Any, axes: Sequence[int] | None = (-2, -1), s: Sequence[int] | Non
     (4, 6)
     """
     r = _run("irfft2", "irfft", x, axes if axes is None else list(axes), s, norm, True, default_axes=(-2, -1))
-    return _into(r, out, "irfft2")
+    return write_out(r, out, "irfft2")
 
 
 @attach()
@@ -327,7 +313,7 @@ def rfftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = N
     (2, 3, 3)
     """
     r = _run("rfftn", "rfft", x, axes, s, norm, True)
-    return _into(r, out, "rfftn")
+    return write_out(r, out, "rfftn")
 
 
 @attach()
@@ -340,7 +326,7 @@ def irfftn(x: Any, axes: Sequence[int] | None = None, s: Sequence[int] | None = 
     (2, 3, 5)
     """
     r = _run("irfftn", "irfft", x, axes, s, norm, True)
-    return _into(r, out, "irfftn")
+    return write_out(r, out, "irfftn")
 
 
 # -- frequencies and shifts -------------------------------------------------------------------

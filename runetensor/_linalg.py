@@ -32,7 +32,7 @@ from . import _dtypes as D
 from ._backend.contract import NumericalFailure
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis, shape_str
+from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis, shape_str, write_out
 
 __all__ = [
     "LinAlgError", "matrix_transpose", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum",
@@ -152,20 +152,6 @@ def _eye_h(be: Any, n: int, d: DType) -> Any:
     col = be.reshape(r, (n, 1))
     row = be.reshape(r, (1, n))
     return be.cast(be.binary("eq", col, row), d)
-
-
-def _into(r: Tensor, out: Any, fname: str) -> Tensor:
-    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``."""
-    if out is None:
-        return r
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
-    if out.shape != r.shape:
-        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
-    if out._dtype is not r._dtype:
-        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
-    out._backend.assign(out._data, r._data)
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -300,7 +286,7 @@ def outer(a: Any, b: Any, out: Tensor | None = None) -> Tensor:
     be = a._backend
     x = _reshape(be, _cast_h(a, d), (a.size, 1))
     y = _reshape(be, _cast_h(b, d), (1, b.size))
-    return _into(wrap(be.binary("mul", x, y), d, be), out, "outer")
+    return write_out(wrap(be.binary("mul", x, y), d, be), out, "outer")
 
 
 def _tensordot_axes(axes: Any, an: int, bn: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -655,7 +641,7 @@ def cross(a: Any, b: Any, axis: int = -1, out: Tensor | None = None) -> Tensor:
     inv = [0] * nd
     for i, p in enumerate(perm):
         inv[p] = i
-    return _into(wrap(be.contiguous(be.permute(res, tuple(inv))), d, be), out, "cross")
+    return write_out(wrap(be.contiguous(be.permute(res, tuple(inv))), d, be), out, "cross")
 
 
 # ---------------------------------------------------------------------------
@@ -1096,11 +1082,11 @@ def trace(t: Any, offset: int = 0, out: Tensor | None = None) -> Tensor:
     k = max(0, min(m - r0, n - c0))
     lead = t.shape[:-2]
     if k == 0 or 0 in lead:
-        return _into(wrap(be.full(lead, 0, d), d, be), out, "trace")
+        return write_out(wrap(be.full(lead, 0, d), d, be), out, "trace")
     # the k x k block whose main diagonal is the wanted one (a view), then einsum's trace
     key = tuple(slice(0, s, 1) for s in lead) + (slice(r0, r0 + k, 1), slice(c0, c0 + k, 1))
     block = be.view_index(h, key)
-    return _into(wrap(be.linalg("einsum", block, subscripts="...ii->..."), d, be), out, "trace")
+    return write_out(wrap(be.linalg("einsum", block, subscripts="...ii->..."), d, be), out, "trace")
 
 
 # ---------------------------------------------------------------------------

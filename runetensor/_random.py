@@ -27,7 +27,7 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int, as_shape
+from ._validate import as_dtype, as_int, as_shape
 
 __all__ = ["rand", "randn", "randint", "dropout"]
 
@@ -48,15 +48,8 @@ def _seed(seed: Any, fname: str) -> int:
     return s % _U64
 
 
-def _dtype(dtype: Any, fname: str) -> DType:
-    try:
-        return D.dtype_of(dtype)
-    except TypeError as e:
-        raise TypeError(f"{fname}: {e}") from None
-
-
 def _float_dtype(dtype: Any, fname: str) -> DType:
-    d = _dtype(dtype, fname)
+    d = as_dtype(dtype, fname)
     if d.kind != "f":
         raise TypeError(f"{fname}: dtype must be a real floating type (float16, float32, float64, bfloat16, "
                         f"float8_e4m3, float8_e5m2), got {d}")
@@ -254,7 +247,7 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     >>> print(rt.randint(rt.int32, [6], -3, seed=1, high=3))
     [1, -3, -1, -2, 2, 1]
     """
-    d = _dtype(dtype, "randint")
+    d = as_dtype(dtype, "randint")
     if d.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer type (int4 ... uint64), got {d}")
     shp = as_shape(shape, "randint")

@@ -14,18 +14,11 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int
+from ._validate import as_dtype, as_int
 
 __all__ = ["eye", "identity", "diag", "linspace", "logspace", "geomspace", "meshgrid", "tril", "triu"]
 
 _Number = (builtins.int, builtins.float, builtins.complex)
-
-
-def _dtype(dtype: Any, fname: str) -> DType:
-    try:
-        return D.dtype_of(dtype)
-    except TypeError as e:
-        raise TypeError(f"{fname}: {e}") from None
 
 
 def _size(v: Any, fname: str, what: str) -> int:
@@ -81,7 +74,7 @@ def eye(dtype: Any, n: int, m: int | None = None, k: int = 0) -> Tensor:
     [[0, 0, 0],
      [1, 0, 0]]
     """
-    d = _dtype(dtype, "eye")
+    d = as_dtype(dtype, "eye")
     cols = _size(n, "eye", "n")
     rows = cols if m is None else _size(m, "eye", "m")
     kk = as_int(k, "eye", "k")
@@ -220,7 +213,7 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     >>> print(rt.linspace(rt.float32, 0., 10., 5, endpoint=False))
     [0, 2, 4, 6, 8]
     """
-    d = _dtype(dtype, "linspace")
+    d = as_dtype(dtype, "linspace")
     a = _number(start, "linspace", "start")
     b = _number(stop, "linspace", "stop")
     n = _size(count, "linspace", "count")
@@ -252,7 +245,7 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     >>> print(rt.logspace(rt.float32, 0., 3., 4, base=2.0))
     [1, 2, 4, 8]
     """
-    d = _dtype(dtype, "logspace")
+    d = as_dtype(dtype, "logspace")
     a = _number(start_exp, "logspace", "start_exp", False)
     b = _number(stop_exp, "logspace", "stop_exp", False)
     bs = _number(base, "logspace", "base", False)
@@ -284,7 +277,7 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
     >>> print(rt.geomspace(rt.float32, 1., 1000., 4))
     [1, 10, 100, 1000]
     """
-    d = _dtype(dtype, "geomspace")
+    d = as_dtype(dtype, "geomspace")
     a = _number(start, "geomspace", "start", False)
     b = _number(stop, "geomspace", "stop", False)
     n = _size(count, "geomspace", "count")

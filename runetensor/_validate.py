@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import operator
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-__all__ = ["as_int", "as_shape", "normalize_axis", "normalize_axes", "broadcast_shapes",
-           "shape_str", "MAX_RANK"]
+from . import _dtypes as D
+
+if TYPE_CHECKING:
+    from ._dtypes import DType
+    from ._tensor import Tensor
+
+__all__ = ["as_int", "as_shape", "as_dtype", "normalize_axis", "normalize_axes", "broadcast_shapes",
+           "shape_str", "write_out", "MAX_RANK"]
 
 #: The largest rank a tensor may have (NumPy's limit is 64).
 MAX_RANK = 64
@@ -37,6 +43,38 @@ def as_int(v: Any, fname: str, what: str = "value") -> int:
         return operator.index(v)
     except TypeError:
         raise TypeError(f"{fname}: {what} must be an integer, got {type(v).__name__} {v!r}") from None
+
+
+def as_dtype(dtype: Any, fname: str) -> DType:
+    """``dtype`` (a DType or a name) as a DType.
+
+    Raises:
+        TypeError: naming ``fname``, if it is not a data type.
+    """
+    try:
+        return D.dtype_of(dtype)
+    except TypeError as e:
+        raise TypeError(f"{fname}: {e}") from None
+
+
+def write_out(r: Tensor, out: Any, fname: str) -> Tensor:
+    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``; ``r`` when None.
+
+    Raises:
+        TypeError: if ``out`` is not a Tensor or its dtype differs.
+        ValueError: if its shape differs.
+    """
+    if out is None:
+        return r
+    from ._tensor import Tensor  # _tensor imports this module
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
+    if out.shape != r.shape:
+        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
+    if out._dtype is not r._dtype:
+        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
+    out._backend.assign(out._data, r._data)
+    return out
 
 
 def as_shape(shape: Any, fname: str, allow_minus_one: bool = False) -> tuple[int, ...]:

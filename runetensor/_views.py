@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import MAX_RANK, as_int, as_shape, normalize_axes, normalize_axis, shape_str
+from ._validate import MAX_RANK, as_dtype, as_int, as_shape, normalize_axes, normalize_axis, shape_str
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
            "squeeze", "unsqueeze", "squeeze_axis", "unsqueeze_axis", "expand_dims", "transpose",
@@ -614,13 +614,6 @@ def shrink(t: Tensor, ranges: Sequence[tuple[int, int]]) -> Tensor:
 # ---------------------------------------------------------------------------
 # conversions and fills
 # ---------------------------------------------------------------------------
-def _dtype(dtype: Any, fname: str) -> DType:
-    try:
-        return D.dtype_of(dtype)
-    except TypeError as e:
-        raise TypeError(f"{fname}: {e}") from None
-
-
 @attach()
 def cast(t: Tensor, dtype: Any) -> Tensor:
     """A copy of ``t`` converted to ``dtype`` (C casting: floats to ints truncate, NaN/inf become 0).
@@ -633,7 +626,7 @@ def cast(t: Tensor, dtype: Any) -> Tensor:
     [1, 2, 3]
     """
     t = _t(t, "cast")
-    d = _dtype(dtype, "cast")
+    d = as_dtype(dtype, "cast")
     return wrap(t._backend.cast(t._data, d), d, t._backend)
 
 
@@ -646,7 +639,7 @@ def astype(t: Tensor, dtype: Any) -> Tensor:
     rt.float16
     """
     t = _t(t, "astype")
-    d = _dtype(dtype, "astype")
+    d = as_dtype(dtype, "astype")
     return wrap(t._backend.cast(t._data, d), d, t._backend)
 
 
