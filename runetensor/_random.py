@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from . import _dtypes as D
 from ._backend import get_backend
+from ._creation import int_range
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import as_dtype, as_int, as_shape
@@ -172,12 +173,6 @@ def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     return wrap(h, d, be)
 
 
-def _int_range(d: DType) -> tuple[int, int]:
-    if d.kind == "i":
-        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
-    return 0, (1 << d.bits) - 1
-
-
 def _uniform_below(be: Any, key: int, n: int, r: int) -> Any:
     """``n`` values uniform on ``[0, r)``, ``1 <= r <= 2**64``, without bias.
 
@@ -255,7 +250,7 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     hi = as_int(high, "randint", "high")
     if lo >= hi:
         raise ValueError(f"randint: low must be less than high, got low={lo} >= high={hi}")
-    dmin, dmax = _int_range(d)
+    dmin, dmax = int_range(d)
     if lo < dmin or hi - 1 > dmax:
         raise ValueError(f"randint: range [{lo}, {hi}) does not fit {d}; expected {dmin} <= low and "
                          f"high <= {dmax + 1}")

@@ -7,8 +7,10 @@ from typing import Any, Iterator, Sequence
 
 from .. import _dtypes as D
 from .._backend import get_backend
+from .._creation import int_range
 from .._dtypes import DType
 from .._tensor import Tensor, as_tensor, wrap
+from .._validate import as_int
 
 __all__ = ["Kind", "Layout", "KINDS", "EXT_KINDS", "MAX_DIMS", "c_layout", "fortran_layout",
            "kind_of_dtype", "kind_size_in_bytes"]
@@ -184,12 +186,6 @@ def _check_layout(layout: Any, fname: str) -> Layout:
 # ---------------------------------------------------------------------------
 # Values: Python <-> element
 # ---------------------------------------------------------------------------
-def _int_range(d: DType) -> tuple[_pyint, _pyint]:
-    if d.kind == "i":
-        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
-    return 0, (1 << d.bits) - 1
-
-
 def _store(kind: Kind, v: Any, fname: str) -> Any:
     """``v`` as the Python scalar the backend stores for ``kind`` (checked)."""
     cat = kind.value
@@ -209,7 +205,7 @@ def _store(kind: Kind, v: Any, fname: str) -> Any:
         except TypeError:
             raise TypeError(f"{fname}: a {kind.name} element must be an integer, "
                             f"got {type(v).__name__} {v!r}") from None
-        lo, hi = _int_range(kind.dtype)
+        lo, hi = int_range(kind.dtype)
         if not lo <= i <= hi:
             raise ValueError(f"{fname}: value {i} is out of range for kind {kind.name} "
                              f"(expected {lo} <= value <= {hi})")
@@ -273,15 +269,6 @@ def _dims(dims: Any, fname: str) -> tuple[_pyint, ...]:
         if d < 0:
             raise ValueError(f"{fname}: negative dimension {d} in {out_t}; expected dimensions >= 0")
     return out_t
-
-
-def _int_arg(v: Any, fname: str, what: str) -> _pyint:
-    if isinstance(v, _pybool):
-        raise TypeError(f"{fname}: {what} must be an integer, got bool {v!r}")
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"{fname}: {what} must be an integer, got {type(v).__name__} {v!r}") from None
 
 
 def _prod(dims: Sequence[_pyint]) -> _pyint:
@@ -462,7 +449,7 @@ class _Bigarray:
         base = self._layout.base
         key = []
         for ax, (i, n) in enumerate(zip(idx, shape)):
-            j = i if type(i) is _pyint else _int_arg(i, fname, "index")
+            j = i if type(i) is _pyint else as_int(i, fname, "index")
             if not base <= j < n + base:
                 raise IndexError(f"{fname}: index {j} is out of bounds for dimension {ax} of size {n} "
                                  f"(expected {base} <= index <= {n + base - 1}, {self._layout.name})")
@@ -491,8 +478,8 @@ class _Bigarray:
             raise TypeError(f"{fname}: applies only to Fortran-layout arrays (this one is c_layout; use sub_left)")
         if not shape:
             raise ValueError(f"{fname}: a 0-dimensional array has no dimension to restrict")
-        ofs = _int_arg(ofs, fname, "ofs")
-        length = _int_arg(length, fname, "len")
+        ofs = as_int(ofs, fname, "ofs")
+        length = as_int(length, fname, "len")
         ax = 0 if side == "left" else len(shape) - 1
         base = self._layout.base
         n = shape[ax]
@@ -528,7 +515,7 @@ class _Bigarray:
         axes = range(m) if side == "left" else range(nd - m, nd)
         key = _full_key(shape)
         for ax, i in zip(axes, idx):
-            j = _int_arg(i, fname, "index")
+            j = as_int(i, fname, "index")
             if not base <= j < shape[ax] + base:
                 raise IndexError(f"{fname}: index {j} is out of bounds for dimension {ax} of size {shape[ax]} "
                                  f"(expected {base} <= index <= {shape[ax] + base - 1})")

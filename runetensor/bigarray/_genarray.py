@@ -6,8 +6,9 @@ from typing import Any, Callable, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, as_tensor, wrap
+from .._validate import as_int
 from ._core import (MAX_DIMS, _KIND_OF_DTYPE, _GENARRAY, Kind, Layout, _Bigarray, _check_kind, _check_layout,
-                    _dims, _fresh, _from_values, _in_layout_order, _int_arg, _layout_copy, _pybool, _pyint,
+                    _dims, _fresh, _from_values, _in_layout_order, _layout_copy, _pybool, _pyint,
                     _store, c_layout, fortran_layout, kind_of_dtype)
 
 
@@ -168,7 +169,7 @@ class Genarray(_Bigarray):
         >>> ba.Genarray.create(ba.float32, ba.fortran_layout, [4, 5]).nth_dim(1)
         5
         """
-        n = _int_arg(n, "nth_dim", "n")
+        n = as_int(n, "nth_dim", "n")
         nd = self._t._data.ndim
         if not 0 <= n < nd:
             raise IndexError(f"nth_dim: n {n} is out of range for an array with {nd} dimensions "
