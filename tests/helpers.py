@@ -1,10 +1,12 @@
 """Helpers for tests: NumPy oracles, hypothesis strategies, OCaml-style list printing."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
 import runetensor as rt
+from runetensor._backend.numpy_backend import NP_DTYPE
 
 #: dtypes NumPy computes natively (the oracle is exact for them)
 NUMPY_DTYPES = [rt.float16, rt.float32, rt.float64, rt.int8, rt.uint8, rt.int16, rt.uint16,
@@ -15,6 +17,53 @@ ALL_DTYPES = list(rt._dtypes.all_dtypes)
 def np_of(t):
     """A NumPy copy of a tensor's values (the oracle's view of it)."""
     return np.array(rt.to_numpy(t))
+
+
+_WIDEN_TO_F32 = (np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
+_WIDEN_TO_I16 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4))
+
+
+def as_np(a):
+    """``a`` as a NumPy array NumPy can compute with: bfloat16/float8 as float32, int4/uint4 as int16."""
+    a = np.asarray(a)
+    if a.dtype in _WIDEN_TO_F32:
+        return a.astype(np.float32)
+    if a.dtype in _WIDEN_TO_I16:
+        return a.astype(np.int16)
+    return a
+
+
+def np_values(t):
+    """A NumPy copy of a tensor's values, widened as ``as_np`` does."""
+    return as_np(np.array(rt.to_numpy(t)))
+
+
+def shares(t, base):
+    """Whether tensor ``t`` shares memory with the NumPy array ``base``."""
+    return np.shares_memory(rt.to_numpy(t), base)
+
+
+def random_bits(seed, shape, d):
+    """An array of dtype ``d`` with random bit patterns (NaN payloads included), canonical for bool/int4."""
+    nd = NP_DTYPE[d]
+    n = int(np.prod(shape)) if shape else 1
+    raw = np.random.default_rng(seed).integers(0, 256, size=n * nd.itemsize, dtype=np.uint8)
+    if d is rt.bool:
+        raw %= 2
+    if d in (rt.int4, rt.uint4):
+        raw %= 16
+    return raw.view(nd).reshape(shape)
+
+
+def random_normal(seed, shape, d, round_kinds="iu"):
+    """Standard-normal values of dtype ``d`` (complex parts both random; kinds in ``round_kinds`` get round(3x))."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if d.kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    if d.kind in round_kinds:
+        a = np.round(a * 3)
+    return a.astype(NP_DTYPE[d])
 
 
 def ocaml_list(ts):

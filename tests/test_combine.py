@@ -1,6 +1,5 @@
 """Combining and splitting (roll pad tile repeat concatenate stack vstack hstack dstack
 broadcast_arrays array_split split): the seed's examples, NumPy as the oracle, errors."""
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -8,27 +7,9 @@ from hypothesis import given, strategies as st
 import runetensor as rt
 from runetensor._backend.numpy_backend import NP_DTYPE
 
-from helpers import ocaml_list
+from helpers import as_np, np_values, ocaml_list, shares
 
 ALL = list(rt._dtypes.all_dtypes)
-
-
-def as_np(a):
-    a = np.asarray(a)
-    if a.dtype in (np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-                   np.dtype(ml_dtypes.float8_e5m2)):
-        return a.astype(np.float32)
-    if a.dtype in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)):
-        return a.astype(np.int16)
-    return a
-
-
-def vals(t):
-    return as_np(np.array(rt.to_numpy(t)))
-
-
-def shares(t, base):
-    return np.shares_memory(rt.to_numpy(t), base)
 
 
 # ---------------------------------------------------------------------------
@@ -145,12 +126,12 @@ def arrays(draw, min_dims=0, max_dims=3, shape=None, d=None):
 def test_roll_matches_numpy(tv, data):
     t, v = tv
     shift = data.draw(st.integers(-7, 7))
-    np.testing.assert_array_equal(vals(rt.roll(t, shift)), as_np(np.roll(v, shift)))
+    np.testing.assert_array_equal(np_values(rt.roll(t, shift)), as_np(np.roll(v, shift)))
     if v.ndim:
         ax = data.draw(st.integers(-v.ndim, v.ndim - 1))
-        np.testing.assert_array_equal(vals(rt.roll(t, shift, axis=ax)), as_np(np.roll(v, shift, axis=ax)))
+        np.testing.assert_array_equal(np_values(rt.roll(t, shift, axis=ax)), as_np(np.roll(v, shift, axis=ax)))
     if v.ndim >= 2:
-        np.testing.assert_array_equal(vals(rt.roll(t, [shift, 1], axis=[0, 1])),
+        np.testing.assert_array_equal(np_values(rt.roll(t, [shift, 1], axis=[0, 1])),
                                       as_np(np.roll(v, [shift, 1], axis=[0, 1])))
     r = rt.roll(t, 0)
     assert not (v.size and shares(r, rt.to_numpy(t)))
@@ -162,19 +143,19 @@ def test_pad_matches_numpy(tv, data):
     padding = [(data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))) for _ in range(v.ndim)]
     value = data.draw(st.sampled_from([0, 1, 5]))
     e = np.pad(as_np(v), padding, constant_values=value) if v.ndim else as_np(v)
-    np.testing.assert_array_equal(vals(rt.pad(t, padding, value)), e.astype(vals(t).dtype))
+    np.testing.assert_array_equal(np_values(rt.pad(t, padding, value)), e.astype(np_values(t).dtype))
 
 
 @given(arrays(), st.data())
 def test_tile_repeat_match_numpy(tv, data):
     t, v = tv
     reps = data.draw(st.lists(st.integers(0, 3), max_size=4))
-    np.testing.assert_array_equal(vals(rt.tile(t, reps)), as_np(np.tile(v, reps)))
+    np.testing.assert_array_equal(np_values(rt.tile(t, reps)), as_np(np.tile(v, reps)))
     c = data.draw(st.integers(0, 3))
-    np.testing.assert_array_equal(vals(rt.repeat(t, c)), as_np(np.repeat(v, c)))
+    np.testing.assert_array_equal(np_values(rt.repeat(t, c)), as_np(np.repeat(v, c)))
     if v.ndim:
         ax = data.draw(st.integers(-v.ndim, v.ndim - 1))
-        np.testing.assert_array_equal(vals(rt.repeat(t, c, axis=ax)), as_np(np.repeat(v, c, axis=ax)))
+        np.testing.assert_array_equal(np_values(rt.repeat(t, c, axis=ax)), as_np(np.repeat(v, c, axis=ax)))
 
 
 @given(st.data())
@@ -192,11 +173,11 @@ def test_concatenate_stack_match_numpy(data):
     vs = [as_np(p[1]) for p in pieces]
     r = rt.concatenate(ts, axis=ax)
     assert r.dtype is d and rt.is_c_contiguous(r)
-    np.testing.assert_array_equal(vals(r), np.concatenate(vs, axis=ax))
-    np.testing.assert_array_equal(vals(rt.concatenate(ts)), np.concatenate([x.ravel() for x in vs]))
+    np.testing.assert_array_equal(np_values(r), np.concatenate(vs, axis=ax))
+    np.testing.assert_array_equal(np_values(rt.concatenate(ts)), np.concatenate([x.ravel() for x in vs]))
     same = [data.draw(arrays(shape=shape, d=d)) for _ in range(k)]
     sax = data.draw(st.integers(-len(shape) - 1, len(shape)))
-    np.testing.assert_array_equal(vals(rt.stack([p[0] for p in same], axis=sax)),
+    np.testing.assert_array_equal(np_values(rt.stack([p[0] for p in same], axis=sax)),
                                   np.stack([as_np(p[1]) for p in same], axis=sax))
     for fn, nfn in ((rt.vstack, np.vstack), (rt.hstack, np.hstack), (rt.dstack, np.dstack)):
         try:
@@ -205,7 +186,7 @@ def test_concatenate_stack_match_numpy(data):
             with pytest.raises(ValueError):
                 fn([p[0] for p in same])
             continue
-        np.testing.assert_array_equal(vals(fn([p[0] for p in same])), e)
+        np.testing.assert_array_equal(np_values(fn([p[0] for p in same])), e)
 
 
 def test_concatenate_promotes_dtypes():
@@ -224,15 +205,15 @@ def test_splits_match_numpy_and_are_views(tv, data):
     expect = np.array_split(v, n, axis=ax)
     assert len(parts) == len(expect)
     for p, e in zip(parts, expect):
-        np.testing.assert_array_equal(vals(p), as_np(e))
+        np.testing.assert_array_equal(np_values(p), as_np(e))
         if e.size:
             assert shares(p, rt.to_numpy(t))
     idx = data.draw(st.lists(st.integers(-6, 6), max_size=3))
     for p, e in zip(rt.array_split(t, idx, axis=ax), np.array_split(v, idx, axis=ax)):
-        np.testing.assert_array_equal(vals(p), as_np(e))
+        np.testing.assert_array_equal(np_values(p), as_np(e))
     if v.shape[ax] % n == 0:
         for p, e in zip(rt.split(t, n, axis=ax), np.split(v, n, axis=ax)):
-            np.testing.assert_array_equal(vals(p), as_np(e))
+            np.testing.assert_array_equal(np_values(p), as_np(e))
     else:
         with pytest.raises(ValueError, match="equal"):
             rt.split(t, n, axis=ax)

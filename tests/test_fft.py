@@ -6,6 +6,8 @@ from hypothesis import given, strategies as st
 
 import runetensor as rt
 
+from helpers import random_normal
+
 NP = {rt.float32: np.float32, rt.float64: np.float64, rt.complex64: np.complex64, rt.complex128: np.complex128,
       rt.int32: np.int32, rt.float16: np.float16, rt.bfloat16: ml_dtypes.bfloat16, rt.bool: np.bool_}
 SINGLE = (rt.float32, rt.complex64, rt.float16, rt.bfloat16)
@@ -14,13 +16,7 @@ norms = st.sampled_from(["backward", "forward", "ortho"])
 
 
 def data(seed, shape, d):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if d.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    if d.kind in "iub":
-        a = np.round(a * 3)
-    return a.astype(NP[d])
+    return random_normal(seed, shape, d, round_kinds="iub")
 
 
 def as_tensor(a, view):

@@ -1,6 +1,5 @@
 """Indexing: t[key], t[key] = v, get/slice/set/set_slice/item/set_item, take/put families,
 compress/extract/nonzero/argwhere: the seed's examples, NumPy as the oracle, errors."""
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -8,32 +7,10 @@ from hypothesis import given, strategies as st
 import runetensor as rt
 from runetensor._backend.numpy_backend import NP_DTYPE
 
+from helpers import as_np, np_values, shares
+
 ALL = list(rt._dtypes.all_dtypes)
 INT_DTYPES = [rt.int8, rt.uint8, rt.int16, rt.uint16, rt.int32, rt.uint32, rt.int64, rt.uint64, rt.int4, rt.uint4]
-
-
-def np_values(t):
-    a = np.array(rt.to_numpy(t))
-    if a.dtype in (np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-                   np.dtype(ml_dtypes.float8_e5m2)):
-        return a.astype(np.float32)
-    if a.dtype in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)):
-        return a.astype(np.int16)
-    return a
-
-
-def as_np(a):
-    a = np.asarray(a)
-    if a.dtype in (np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-                   np.dtype(ml_dtypes.float8_e5m2)):
-        return a.astype(np.float32)
-    if a.dtype in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)):
-        return a.astype(np.int16)
-    return a
-
-
-def shares(t, base):
-    return np.shares_memory(rt.to_numpy(t), base)
 
 
 # ---------------------------------------------------------------------------

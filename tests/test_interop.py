@@ -9,22 +9,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 import runetensor as rt
-from runetensor._backend.numpy_backend import NP_DTYPE
+
+from helpers import random_bits
 
 ALL = list(rt._dtypes.all_dtypes)
 EXTENDED = [rt.bfloat16, rt.float8_e4m3, rt.float8_e5m2]
-
-
-def random_bits(seed, shape, d):
-    """An array of dtype ``d`` with random bit patterns (NaN payloads included), canonical for bool/int4."""
-    nd = NP_DTYPE[d]
-    n = int(np.prod(shape)) if shape else 1
-    raw = np.random.default_rng(seed).integers(0, 256, size=n * nd.itemsize, dtype=np.uint8)
-    if d is rt.bool:
-        raw %= 2
-    if d in (rt.int4, rt.uint4):
-        raw %= 16
-    return raw.view(nd).reshape(shape)
 
 
 def host(t):

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import runetensor as rt
+
+from helpers import random_bits
 import runetensor.io as rio
-from runetensor._backend.numpy_backend import NP_DTYPE
 
 ALL = list(rt._dtypes.all_dtypes)
 ST_REFUSED = (rt.int4, rt.uint4, rt.complex128)
@@ -20,17 +21,6 @@ shapes = st.lists(st.integers(0, 4), max_size=3).map(tuple)
 seeds = st.integers(0, 2**31)
 fuzz_settings = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
                          deadline=None)
-
-
-def random_bits(seed, shape, d):
-    nd = NP_DTYPE[d]
-    n = int(np.prod(shape)) if shape else 1
-    raw = np.random.default_rng(seed).integers(0, 256, size=n * nd.itemsize, dtype=np.uint8)
-    if d is rt.bool:
-        raw %= 2
-    if d in (rt.int4, rt.uint4):
-        raw %= 16
-    return raw.view(nd).reshape(shape)
 
 
 def bits(t):

@@ -8,6 +8,8 @@ from hypothesis import given, strategies as st
 
 import runetensor as rt
 
+from helpers import random_normal
+
 F_DTYPES = [rt.float32, rt.float64, rt.complex64, rt.complex128]
 ALL_DT = F_DTYPES + [rt.int32, rt.float16, rt.bfloat16]
 NP = {rt.float32: np.float32, rt.float64: np.float64, rt.complex64: np.complex64, rt.complex128: np.complex128,
@@ -21,16 +23,6 @@ def tol(d):
     if d in (rt.float32, rt.complex64):
         return dict(rtol=2e-3, atol=2e-3)
     return dict(rtol=1e-8, atol=1e-8)
-
-
-def rand(seed, shape, d):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if d.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    if d.kind in "iu":
-        a = np.round(a * 3)
-    return a.astype(NP[d])
 
 
 def tens(a, view):
@@ -73,7 +65,7 @@ def square(draw, dtypes=ALL_DT):
     d = draw(st.sampled_from(dtypes))
     n = draw(st.integers(1, 4))
     b = draw(batch)
-    a = rand(draw(seeds), b + (n, n), d)
+    a = random_normal(draw(seeds), b + (n, n), d)
     dom = np.abs(a.astype(np.complex128)).sum(-1) + 1  # strictly diagonally dominant: well conditioned
     a = (a + np.eye(n) * np.round(dom)[..., None, :] + np.eye(n)).astype(a.dtype)
     return tens(a, draw(views)), d
@@ -84,7 +76,7 @@ def rect(draw, dtypes=ALL_DT):
     d = draw(st.sampled_from(dtypes))
     m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     b = draw(batch)
-    return tens(rand(draw(seeds), b + (m, n), d), draw(views)), d
+    return tens(random_normal(draw(seeds), b + (m, n), d), draw(views)), d
 
 
 # ---------------------------------------------------------------------------
@@ -116,7 +108,7 @@ def test_dtype_rules():
 def test_products_against_numpy(ad, seed):
     a, d = ad
     x = np.array(rt.to_numpy(a))
-    b = rand(seed, x.shape, d)
+    b = random_normal(seed, x.shape, d)
     tb = rt.from_numpy(b)
     k = dict(rtol=5e-2, atol=5e-1) if d in (rt.float16, rt.bfloat16) else tol(d)
     xa = x.astype(np.float32) if d in (rt.float16, rt.bfloat16) else x
@@ -150,7 +142,7 @@ def test_einsum_against_numpy(spec, seed, d):
               "ij->": [(2, 3)], "...ij,...jk->...ik": [(2, 2, 3), (1, 3, 2)], "ij,ij->ij": [(2, 3), (2, 3)],
               "bij,bjk->bik": [(2, 2, 3), (2, 3, 2)], "i,i": [(4,), (4,)], "ij->ji": [(2, 3)],
               "...i->...": [(2, 3, 4)]}[spec]
-    ops = [rand(seed + i, s, d) for i, s in enumerate(shapes)]
+    ops = [random_normal(seed + i, s, d) for i, s in enumerate(shapes)]
     got = rt.einsum(spec, *[rt.from_numpy(o) for o in ops])
     close(got, np.einsum(spec, *ops), d)
     got2 = rt.einsum(spec, [rt.from_numpy(o) for o in ops])  # Rune's list form
@@ -200,7 +192,7 @@ def test_tensordot_seed_shapes_and_errors():
 @given(st.lists(st.tuples(st.integers(1, 5)), min_size=2, max_size=5), seeds, st.booleans(), st.booleans())
 def test_multi_dot_against_numpy(dims, seed, first_vec, last_vec):
     dims = [d[0] for d in dims] + [3]
-    mats = [rand(seed + i, (dims[i], dims[i + 1]), rt.float64) for i in range(len(dims) - 1)]
+    mats = [random_normal(seed + i, (dims[i], dims[i + 1]), rt.float64) for i in range(len(dims) - 1)]
     if first_vec:
         mats[0] = mats[0][0]
     if last_vec:
@@ -245,7 +237,7 @@ def test_cross_against_numpy(b, seed, where, d):
     ax = where if where != 0 else 0
     if where == 0:
         shape = [3] + list(b)
-    x, y = rand(seed, tuple(shape), d), rand(seed + 1, (3,) if where != 0 else tuple(shape), d)
+    x, y = random_normal(seed, tuple(shape), d), random_normal(seed + 1, (3,) if where != 0 else tuple(shape), d)
     got = rt.cross(rt.from_numpy(x), rt.from_numpy(y), axis=ax if where != 1 else -1)
     exp = np.cross(x, y, axis=ax if where != 1 else -1) if where == 0 else np.cross(x, y)
     close(got, exp, d)
@@ -438,7 +430,7 @@ def test_det_slogdet_against_numpy(ad):
 @given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 5), seeds, batch, st.booleans())
 def test_matrix_rank_against_numpy(m, n, r, seed, b, herm):
     r = min(r, m, n)
-    x = np.matmul(rand(seed, b + (m, r), rt.float64), rand(seed + 1, b + (r, n), rt.float64))
+    x = np.matmul(random_normal(seed, b + (m, r), rt.float64), random_normal(seed + 1, b + (r, n), rt.float64))
     if herm:
         x = np.matmul(x, np.swapaxes(x, -1, -2))
     got = rt.matrix_rank(rt.from_numpy(x), hermitian=herm)
@@ -468,13 +460,13 @@ def test_solve_against_numpy(ad, seed, kind):
     x = npf(a)
     n = x.shape[-1]
     if kind == "vec":
-        b = rand(seed, (n,), rt.float64)
+        b = random_normal(seed, (n,), rt.float64)
         exp = np.linalg.solve(x, b[:, None])[..., 0]
     elif kind == "mat":
-        b = rand(seed, x.shape[:-2] + (n, 2), rt.float64)
+        b = random_normal(seed, x.shape[:-2] + (n, 2), rt.float64)
         exp = np.linalg.solve(x, b)
     else:
-        b = rand(seed, (n, 2), rt.float64)
+        b = random_normal(seed, (n, 2), rt.float64)
         exp = np.linalg.solve(x, np.broadcast_to(b, x.shape[:-2] + (n, 2)))
     got = rt.solve(a, rt.from_numpy(b))
     assert got.shape == exp.shape
@@ -499,7 +491,7 @@ def test_lstsq_against_numpy(ad, seed, vec):
     a, d = ad
     x = npf(a)
     m = x.shape[-2]
-    b = rand(seed, (m,) if vec else (m, 2), rt.float64)
+    b = random_normal(seed, (m,) if vec else (m, 2), rt.float64)
     got_x, res, rank, sv = rt.lstsq(a, rt.from_numpy(b))
     if x.ndim == 2:
         ex, eres, erank, esv = np.linalg.lstsq(x, b)

@@ -2,29 +2,16 @@
 the seed's examples, NumPy as the oracle for values AND memory sharing, errors, as_strided bounds."""
 import functools
 
-import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import given, strategies as st
 
 import runetensor as rt
 from runetensor._backend.numpy_backend import NP_DTYPE
 
+from helpers import np_values, shares
+
 ALL = list(rt._dtypes.all_dtypes)
-
-
-def np_values(t):
-    a = np.array(rt.to_numpy(t))
-    if a.dtype in (np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn),
-                   np.dtype(ml_dtypes.float8_e5m2)):
-        return a.astype(np.float32)
-    if a.dtype in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)):
-        return a.astype(np.int16)
-    return a
-
-
-def shares(t, base):
-    return np.shares_memory(rt.to_numpy(t), base)
 
 
 # ---------------------------------------------------------------------------
