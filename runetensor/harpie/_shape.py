@@ -791,6 +791,16 @@ def cons(a: Any, b: Any) -> Tensor:
     return prepend(a, b, 0)
 
 
+def _rows(a: Any, fname: str) -> Tensor:
+    """``a`` as an array of at least one dimension with at least one row (a scalar is one row)."""
+    x = arr(a, fname)
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    if x.shape[0] == 0:
+        raise ValueError(f"{fname}: the array has no rows")
+    return x
+
+
 def uncons(a: Any) -> tuple[Tensor, Tensor]:
     """harpie's ``uncons`` (and the ``x :< xs`` pattern): (first row, remaining rows). Views.
 
@@ -798,11 +808,7 @@ def uncons(a: Any) -> tuple[Tensor, Tensor]:
     >>> hp.show(hp.uncons(hp.array([4], [0, 1, 2, 3])))
     '(UnsafeArray [] [0],UnsafeArray [3] [1,2,3])'
     """
-    x = arr(a, "uncons")
-    if x.ndim == 0:
-        x = reshape(x, (1,))
-    if x.shape[0] == 0:
-        raise ValueError("uncons: the array has no rows")
+    x = _rows(a, "uncons")
     return heads(x, [0]), tails(x, [0])
 
 
@@ -823,10 +829,6 @@ def unsnoc(a: Any) -> tuple[Tensor, Tensor]:
     >>> hp.show(hp.unsnoc(hp.array([4], [0, 1, 2, 3])))
     '(UnsafeArray [3] [0,1,2],UnsafeArray [] [3])'
     """
-    x = arr(a, "unsnoc")
-    if x.ndim == 0:
-        x = reshape(x, (1,))
-    if x.shape[0] == 0:
-        raise ValueError("unsnoc: the array has no rows")
+    x = _rows(a, "unsnoc")
     return inits(x, [0]), lasts(x, [0])
 
