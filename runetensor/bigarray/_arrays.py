@@ -5,7 +5,7 @@ from typing import Any, Callable, Sequence
 
 from .._tensor import Tensor, wrap
 from ._core import (_CLASS_OF_RANK, Kind, Layout, _Bigarray, _check_kind, _check_layout, _dims, _fresh,
-                    _from_values, _prod, _pyint, _rev, _store, c_layout)
+                    _from_values, _new_create, _new_init, _prod, _pyint, _rev, _store, c_layout)
 from ._genarray import Genarray
 
 __all__ = ["Array0", "Array1", "Array2", "Array3",
@@ -38,6 +38,15 @@ def _nested_values(data: Any, rank: _pyint, kind: Kind, fname: str) -> tuple[tup
         dims.append(n if n is not None else 0)
         level = nxt
     return tuple(dims), [_store(kind, v, fname) for v in level]
+
+
+def _of_array(cls: type, rank: _pyint, kind: Any, layout: Any, data: Any) -> Any:
+    """``cls.of_array``: an array of rank ``rank`` from rectangular nested sequences."""
+    fname = f"{cls.__name__}.of_array"
+    kind = _check_kind(kind, fname)
+    layout = _check_layout(layout, fname)
+    dims, vals = _nested_values(data, rank, kind, fname)
+    return cls._make(_from_values(vals, dims, kind, layout, fname), kind, layout)
 
 
 class Array0(_Bigarray):
@@ -132,10 +141,7 @@ class Array1(_Bigarray):
         >>> ba.Array1.create(ba.float32, ba.c_layout, 4).dim()
         4
         """
-        kind = _check_kind(kind, "Array1.create")
-        layout = _check_layout(layout, "Array1.create")
-        dims = _dims([dim], "Array1.create")
-        return Array1._make(_fresh(dims, kind, layout), kind, layout)
+        return _new_create(Array1, "Array1.create", kind, layout, [dim])
 
     @staticmethod
     def init(kind: Kind, layout: Layout, dim: _pyint, f: Callable[[_pyint], Any]) -> "Array1":
@@ -145,14 +151,7 @@ class Array1(_Bigarray):
         >>> list(ba.Array1.init(ba.int32, ba.fortran_layout, 3, lambda i: i * i))
         [1, 4, 9]
         """
-        kind = _check_kind(kind, "Array1.init")
-        layout = _check_layout(layout, "Array1.init")
-        dims = _dims([dim], "Array1.init")
-        if not callable(f):
-            raise TypeError(f"Array1.init: f must be callable, got {type(f).__name__}")
-        b = layout.base
-        vals = [_store(kind, f(i + b), "Array1.init") for i in range(dims[0])]
-        return Array1._make(_from_values(vals, dims, kind, layout, "Array1.init"), kind, layout)
+        return _new_init(Array1, "Array1.init", kind, layout, [dim], f, spread=True)
 
     @staticmethod
     def of_array(kind: Kind, layout: Layout, data: Sequence[Any]) -> "Array1":
@@ -165,10 +164,7 @@ class Array1(_Bigarray):
         >>> ba.Array1.of_array(ba.char, ba.c_layout, "hey").get(1)
         'e'
         """
-        kind = _check_kind(kind, "Array1.of_array")
-        layout = _check_layout(layout, "Array1.of_array")
-        dims, vals = _nested_values(data, 1, kind, "Array1.of_array")
-        return Array1._make(_from_values(vals, dims, kind, layout, "Array1.of_array"), kind, layout)
+        return _of_array(Array1, 1, kind, layout, data)
 
     def dim(self) -> _pyint:
         """The number of elements.
@@ -252,10 +248,7 @@ class Array2(_Bigarray):
         >>> ba.Array2.create(ba.int32, ba.fortran_layout, 2, 3).dim2()
         3
         """
-        kind = _check_kind(kind, "Array2.create")
-        layout = _check_layout(layout, "Array2.create")
-        dims = _dims([dim1, dim2], "Array2.create")
-        return Array2._make(_fresh(dims, kind, layout), kind, layout)
+        return _new_create(Array2, "Array2.create", kind, layout, [dim1, dim2])
 
     @staticmethod
     def init(kind: Kind, layout: Layout, dim1: _pyint, dim2: _pyint, f: Callable[[_pyint, _pyint], Any]) -> "Array2":
@@ -265,14 +258,7 @@ class Array2(_Bigarray):
         >>> ba.Array2.init(ba.int32, ba.fortran_layout, 2, 2, lambda i, j: 10 * i + j).get(2, 1)
         21
         """
-        kind = _check_kind(kind, "Array2.init")
-        layout = _check_layout(layout, "Array2.init")
-        dims = _dims([dim1, dim2], "Array2.init")
-        if not callable(f):
-            raise TypeError(f"Array2.init: f must be callable, got {type(f).__name__}")
-        b = layout.base
-        vals = [_store(kind, f(i + b, j + b), "Array2.init") for i in range(dims[0]) for j in range(dims[1])]
-        return Array2._make(_from_values(vals, dims, kind, layout, "Array2.init"), kind, layout)
+        return _new_init(Array2, "Array2.init", kind, layout, [dim1, dim2], f, spread=True)
 
     @staticmethod
     def of_array(kind: Kind, layout: Layout, data: Sequence[Sequence[Any]]) -> "Array2":
@@ -285,10 +271,7 @@ class Array2(_Bigarray):
         >>> ba.Array2.of_array(ba.int32, ba.fortran_layout, [[1, 2, 3], [4, 5, 6]]).get(2, 3)
         6
         """
-        kind = _check_kind(kind, "Array2.of_array")
-        layout = _check_layout(layout, "Array2.of_array")
-        dims, vals = _nested_values(data, 2, kind, "Array2.of_array")
-        return Array2._make(_from_values(vals, dims, kind, layout, "Array2.of_array"), kind, layout)
+        return _of_array(Array2, 2, kind, layout, data)
 
     def dim1(self) -> _pyint:
         """The first dimension.
@@ -389,10 +372,7 @@ class Array3(_Bigarray):
         >>> ba.Array3.create(ba.float64, ba.c_layout, 2, 3, 4).dim3()
         4
         """
-        kind = _check_kind(kind, "Array3.create")
-        layout = _check_layout(layout, "Array3.create")
-        dims = _dims([dim1, dim2, dim3], "Array3.create")
-        return Array3._make(_fresh(dims, kind, layout), kind, layout)
+        return _new_create(Array3, "Array3.create", kind, layout, [dim1, dim2, dim3])
 
     @staticmethod
     def init(kind: Kind, layout: Layout, dim1: _pyint, dim2: _pyint, dim3: _pyint,
@@ -403,15 +383,7 @@ class Array3(_Bigarray):
         >>> ba.Array3.init(ba.int32, ba.fortran_layout, 2, 2, 2, lambda i, j, k: i + j + k).get(2, 2, 2)
         6
         """
-        kind = _check_kind(kind, "Array3.init")
-        layout = _check_layout(layout, "Array3.init")
-        dims = _dims([dim1, dim2, dim3], "Array3.init")
-        if not callable(f):
-            raise TypeError(f"Array3.init: f must be callable, got {type(f).__name__}")
-        b = layout.base
-        vals = [_store(kind, f(i + b, j + b, k + b), "Array3.init")
-                for i in range(dims[0]) for j in range(dims[1]) for k in range(dims[2])]
-        return Array3._make(_from_values(vals, dims, kind, layout, "Array3.init"), kind, layout)
+        return _new_init(Array3, "Array3.init", kind, layout, [dim1, dim2, dim3], f, spread=True)
 
     @staticmethod
     def of_array(kind: Kind, layout: Layout, data: Sequence[Sequence[Sequence[Any]]]) -> "Array3":
@@ -424,10 +396,7 @@ class Array3(_Bigarray):
         >>> ba.Array3.of_array(ba.int32, ba.c_layout, [[[1, 2]], [[3, 4]]]).get(1, 0, 1)
         4
         """
-        kind = _check_kind(kind, "Array3.of_array")
-        layout = _check_layout(layout, "Array3.of_array")
-        dims, vals = _nested_values(data, 3, kind, "Array3.of_array")
-        return Array3._make(_from_values(vals, dims, kind, layout, "Array3.of_array"), kind, layout)
+        return _of_array(Array3, 3, kind, layout, data)
 
     def dim1(self) -> _pyint:
         """The first dimension.

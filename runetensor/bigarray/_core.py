@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
 from typing import Any, Iterator, Sequence
 
@@ -319,6 +320,28 @@ def _from_values(values: list, dims: tuple[_pyint, ...], kind: Kind, layout: Lay
     if layout is fortran_layout and len(dims) > 1:
         h = _layout_copy(be, h, layout)
     return wrap(h, kind.dtype, be)
+
+
+def _new_create(cls: type, fname: str, kind: Any, layout: Any, dims: Any) -> Any:
+    """``cls.create``: a zero-filled array of ``dims`` (kind, layout and dims checked, in that order)."""
+    kind = _check_kind(kind, fname)
+    layout = _check_layout(layout, fname)
+    dims = _dims(dims, fname)
+    return cls._make(_fresh(dims, kind, layout), kind, layout)
+
+
+def _new_init(cls: type, fname: str, kind: Any, layout: Any, dims: Any, f: Any, spread: bool) -> Any:
+    """``cls.init``: element ``idx`` (in the layout's base, row-major call order) is ``f(*idx)`` when
+    ``spread``, else ``f(list(idx))``."""
+    kind = _check_kind(kind, fname)
+    layout = _check_layout(layout, fname)
+    dims = _dims(dims, fname)
+    if not callable(f):
+        raise TypeError(f"{fname}: f must be callable, got {type(f).__name__}")
+    b = layout.base
+    idxs = itertools.product(*(range(b, d + b) for d in dims))
+    vals = [_store(kind, f(*idx) if spread else f(list(idx)), fname) for idx in idxs]
+    return cls._make(_from_values(vals, dims, kind, layout, fname), kind, layout)
 
 
 def _restore(cls: type, kind: Kind, layout: Layout, host: Any) -> Any:

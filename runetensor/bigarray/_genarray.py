@@ -1,15 +1,14 @@
 """``Genarray``: bigarrays with 0 to 16 dimensions."""
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, as_tensor, wrap
 from .._validate import as_int
 from ._core import (MAX_DIMS, _KIND_OF_DTYPE, _GENARRAY, Kind, Layout, _Bigarray, _check_kind, _check_layout,
-                    _dims, _fresh, _from_values, _in_layout_order, _layout_copy, _pybool, _pyint,
-                    _store, c_layout, fortran_layout, kind_of_dtype)
+                    _in_layout_order, _layout_copy, _new_create, _new_init, _pybool, _pyint, c_layout,
+                    fortran_layout, kind_of_dtype)
 
 
 __all__ = ["Genarray"]
@@ -48,10 +47,7 @@ class Genarray(_Bigarray):
         >>> ba.Genarray.create(ba.float64, ba.fortran_layout, [2, 0, 3]).dims()
         (2, 0, 3)
         """
-        kind = _check_kind(kind, "Genarray.create")
-        layout = _check_layout(layout, "Genarray.create")
-        dims = _dims(dims, "Genarray.create")
-        return Genarray._make(_fresh(dims, kind, layout), kind, layout)
+        return _new_create(Genarray, "Genarray.create", kind, layout, dims)
 
     @staticmethod
     def init(kind: Kind, layout: Layout, dims: Sequence[_pyint], f: Callable[[list], Any]) -> "Genarray":
@@ -67,15 +63,7 @@ class Genarray(_Bigarray):
         >>> g.get([2, 1]), g.get([1, 2])
         (21, 12)
         """
-        kind = _check_kind(kind, "Genarray.init")
-        layout = _check_layout(layout, "Genarray.init")
-        dims = _dims(dims, "Genarray.init")
-        if not callable(f):
-            raise TypeError(f"Genarray.init: f must be callable, got {type(f).__name__}")
-        b = layout.base
-        vals = [_store(kind, f([i + b for i in idx]), "Genarray.init")
-                for idx in itertools.product(*(range(d) for d in dims))]
-        return Genarray._make(_from_values(vals, dims, kind, layout, "Genarray.init"), kind, layout)
+        return _new_init(Genarray, "Genarray.init", kind, layout, dims, f, spread=False)
 
     @staticmethod
     def of_numpy(a: Any, kind: Kind | None = None, layout: Layout | None = None,
