@@ -96,6 +96,13 @@ def _uniform_handle(be: Any, key: int, n: int, d: DType) -> Any:
     return be.where(be.binary("ge", r, 1.0), be.full((), below_one, d), r)
 
 
+def _float_args(dtype: Any, shape: Any, seed: Any, fname: str) -> tuple[DType, tuple[int, ...], int, int]:
+    """The checked (dtype, shape, seed, element count) of ``rand``/``randn``, checked in that order."""
+    d = _float_dtype(dtype, fname)
+    shp = as_shape(shape, fname)
+    return d, shp, _seed(seed, fname), _numel(shp)
+
+
 def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     """Uniform random values in ``[0, 1)``.
 
@@ -123,11 +130,8 @@ def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     >>> print(rt.rand(rt.float64, [3], seed=0))
     [0.399046, 0.735713, 0.972241]
     """
-    d = _float_dtype(dtype, "rand")
-    shp = as_shape(shape, "rand")
-    key = _seed(seed, "rand")
+    d, shp, key, n = _float_args(dtype, shape, seed, "rand")
     be = get_backend()
-    n = _numel(shp)
     return wrap(be.reshape(_uniform_handle(be, key, n, d), shp), d, be)
 
 
@@ -152,11 +156,8 @@ def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     >>> print(rt.randn(rt.float64, [4], seed=0))
     [-0.090473, -1.00513, -0.923834, -2.51295]
     """
-    d = _float_dtype(dtype, "randn")
-    shp = as_shape(shape, "randn")
-    key = _seed(seed, "randn")
+    d, shp, key, n = _float_args(dtype, shape, seed, "randn")
     be = get_backend()
-    n = _numel(shp)
     cd = D.float64 if d is D.float64 else D.float32
     pairs = (n + 1) // 2
     u = be.reshape(_uniform_handle(be, key, 2 * pairs, cd), (pairs, 2))
