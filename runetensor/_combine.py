@@ -67,10 +67,15 @@ def _concat_handles(ts: list[Tensor], axis: int, fname: str) -> Tensor:
             raise ValueError(f"{fname}: tensor {i} has shape {shape_str(s)}, incompatible with tensor 0's "
                              f"{shape_str(first)} (all dimensions except axis {axis} must match)")
         total += s[axis]
-    d = _common_dtype(ts)
+    return _join_along(ts, axis, total, _common_dtype(ts))
+
+
+def _join_along(ts: list[Tensor], axis: int, total: int, d: Any) -> Tensor:
+    """Copy ``ts`` (checked: equal shapes off ``axis``, sizes summing to ``total`` on it) side by side
+    along ``axis`` into one new buffer of dtype ``d``."""
     be = ts[0]._backend
-    out_shape = first[:axis] + (total,) + first[axis + 1:]
-    out = be.empty(out_shape, d)
+    first = ts[0]._data.shape
+    out = be.empty(first[:axis] + (total,) + first[axis + 1:], d)
     pre = _full(first[:axis])
     post = _full(first[axis + 1:])
     pos = 0

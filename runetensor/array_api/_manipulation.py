@@ -11,9 +11,10 @@ import builtins
 from typing import Any, Sequence
 
 from .. import _dtypes as D
+from .._combine import _join_along
 from .._tensor import Tensor, wrap
 from .._validate import MAX_RANK, as_int, as_shape, normalize_axes, normalize_axis
-from ._common import arr, broadcast, cast, expand, flat, index_range, promote, view
+from ._common import arr, broadcast, expand, flat, index_range, promote, view
 
 __all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
            "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
@@ -59,7 +60,6 @@ def broadcast_to(x: Tensor, /, shape: Sequence[int]) -> Tensor:
 
 def _assemble(ts: list[Tensor], axis: int, d: Any, fname: str) -> Tensor:
     """Copy ``ts`` side by side along ``axis`` into one new buffer of dtype ``d``."""
-    be = ts[0]._backend
     first = ts[0]._data.shape
     rest = first[:axis] + first[axis + 1:]
     total = 0
@@ -69,18 +69,7 @@ def _assemble(ts: list[Tensor], axis: int, d: Any, fname: str) -> Tensor:
             raise ValueError(f"{fname}: array {i} has shape {s}, incompatible with {first} "
                              f"(all dimensions except axis {axis} must match)")
         total += s[axis]
-    shape = first[:axis] + (total,) + first[axis + 1:]
-    out = be.empty(shape, d)
-    before = tuple(slice(0, m, 1) for m in first[:axis])
-    after = tuple(slice(0, m, 1) for m in first[axis + 1:])
-    pos = 0
-    for t in ts:
-        n = t._data.shape[axis]
-        if n:
-            h = t._data if t._dtype is d else be.cast(t._data, d)
-            be.assign(be.view_index(out, before + (slice(pos, pos + n, 1),) + after), h)
-        pos += n
-    return wrap(out, d, be)
+    return _join_along(ts, axis, total, d)
 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
