@@ -122,13 +122,6 @@ def _reshape(be: Any, h: Any, shape: tuple[int, ...]) -> Any:
     return r
 
 
-def _prod(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _swap_last(be: Any, h: Any) -> Any:
     nd = h.ndim
     return be.permute(h, tuple(range(nd - 2)) + (nd - 1, nd - 2))
@@ -265,8 +258,8 @@ def inner(a: Any, b: Any) -> Tensor:
     n = a.shape[-1]
     if b.shape[-1] != n:
         raise ValueError(f"inner: last dimensions differ: {shape_str(a.shape)} and {shape_str(b.shape)}")
-    x2 = _reshape(be, x, (_prod(a.shape[:-1]), n))
-    y2 = _reshape(be, y, (_prod(b.shape[:-1]), n))
+    x2 = _reshape(be, x, (math.prod(a.shape[:-1]), n))
+    y2 = _reshape(be, y, (math.prod(b.shape[:-1]), n))
     r = be.matmul(x2, be.permute(y2, (1, 0)))
     return wrap(_reshape(be, r, a.shape[:-1] + b.shape[:-1]), d, be)
 
@@ -337,9 +330,9 @@ def tensordot(a: Any, b: Any, axes: Any = None) -> Tensor:
     be = a._backend
     fa = tuple(i for i in range(a.ndim) if i not in xa)
     fb = tuple(j for j in range(b.ndim) if j not in xb)
-    k = _prod(a.shape[i] for i in xa)
-    x = _reshape(be, be.permute(_cast_h(a, d), fa + xa), (_prod(a.shape[i] for i in fa), k))
-    y = _reshape(be, be.permute(_cast_h(b, d), xb + fb), (k, _prod(b.shape[j] for j in fb)))
+    k = math.prod(a.shape[i] for i in xa)
+    x = _reshape(be, be.permute(_cast_h(a, d), fa + xa), (math.prod(a.shape[i] for i in fa), k))
+    y = _reshape(be, be.permute(_cast_h(b, d), xb + fb), (k, math.prod(b.shape[j] for j in fb)))
     r = be.matmul(x, y)
     return wrap(_reshape(be, r, tuple(a.shape[i] for i in fa) + tuple(b.shape[j] for j in fb)), d, be)
 
@@ -1257,7 +1250,7 @@ def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Tensor:
         raise ValueError(f"tensorsolve: a's leading shape {shape_str(shp[:tb.ndim])} must equal b's shape "
                          f"{shape_str(tb.shape)}")
     xs = shp[tb.ndim:]
-    nb, nx = _prod(tb.shape), _prod(xs)
+    nb, nx = math.prod(tb.shape), math.prod(xs)
     if nb != nx:
         raise ValueError(f"tensorsolve: a of shape {shape_str(shp)} is not 'square': prod{shape_str(tb.shape)} = {nb} "
                          f"but prod{shape_str(xs)} = {nx}")
@@ -1292,7 +1285,7 @@ def tensorinv(a: Any, ind: int = 2) -> Tensor:
         raise ValueError(f"tensorinv: ind must be between 1 and the rank {t.ndim}, got {ind}")
     be = t._backend
     A, B = t.shape[:ind], t.shape[ind:]
-    na, nb = _prod(A), _prod(B)
+    na, nb = math.prod(A), math.prod(B)
     if na != nb:
         raise ValueError(f"tensorinv: a of shape {shape_str(t.shape)} is not 'square' for ind={ind}: "
                          f"prod{shape_str(A)} = {na} but prod{shape_str(B)} = {nb}")

@@ -57,13 +57,6 @@ def _float_dtype(dtype: Any, fname: str) -> DType:
     return d
 
 
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _words(be: Any, key: int, n: int, per: int) -> Any:
     """``n * per`` random words as an ``(n, per)`` uint32 handle (``(n,)`` when ``per`` is 1)."""
     w = be.random_bits(key, n * per)
@@ -100,7 +93,7 @@ def _float_args(dtype: Any, shape: Any, seed: Any, fname: str) -> tuple[DType, t
     """The checked (dtype, shape, seed, element count) of ``rand``/``randn``, checked in that order."""
     d = _float_dtype(dtype, fname)
     shp = as_shape(shape, fname)
-    return d, shp, _seed(seed, fname), _numel(shp)
+    return d, shp, _seed(seed, fname), math.prod(shp)
 
 
 def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
@@ -257,7 +250,7 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
                          f"high <= {dmax + 1}")
     key = _seed(seed, "randint")
     be = get_backend()
-    n = _numel(shp)
+    n = math.prod(shp)
     v = _uniform_below(be, key, n, hi - lo)       # uint32 or uint64 in [0, hi - lo)
     if d is D.uint64:
         if be.dtype(v) is not D.uint64:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+import math
 import mmap as _mmap
 import os
 import struct
@@ -49,7 +50,7 @@ import sys
 import tempfile
 import zipfile
 import zlib
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 from . import _dtypes as D
 from ._backend import get_backend
@@ -71,13 +72,6 @@ _MAX_ST_HEADER = 100_000_000
 # ---------------------------------------------------------------------------
 # shared helpers
 # ---------------------------------------------------------------------------
-def _prod(shape: Iterable[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _tensor(t: Any, fname: str) -> Tensor:
     t = as_tensor(t, fname)
     if t._dtype is D.object_:
@@ -169,7 +163,7 @@ def _check_canonical(be: Any, buf: Any, d: DType, n: int, offset: int, fname: st
 
 
 def _view(be: Any, buf: Any, d: DType, shape: tuple[int, ...], offset: int) -> Any:
-    if _prod(shape) == 0:
+    if math.prod(shape) == 0:
         return be.empty(shape, d)
     return be.from_buffer(buf, d, shape, offset)
 
@@ -335,7 +329,7 @@ def _dtype_arg(dtype: Any, fname: str) -> DType | None:
 
 def _finish_npy(be: Any, buf: Any, d: DType, shape: tuple[int, ...], fo: bool, swap: bool, offset: int,
                 fname: str, where: str) -> Tensor:
-    n = _prod(shape)
+    n = math.prod(shape)
     if swap:
         raw = bytes(builtins.memoryview(buf)[offset:offset + n * d.itemsize])
         buf, offset = bytearray(_swap(be, raw, d, n)), 0
@@ -353,7 +347,7 @@ def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail:
     """Read a .npy from ``f``; ``avail`` is the stream's size if known (``trusted``: it is the
     real size, so the data buffer can be allocated up front; else it is read in chunks)."""
     d, shape, fo, swap, off = _parse_npy_header(f, fname, where, dtype, avail)
-    nbytes = _prod(shape) * d.itemsize
+    nbytes = math.prod(shape) * d.itemsize
     if avail is not None and off + nbytes != avail:
         raise ValueError(f"{fname}: {where}: shape {shape} of {d} needs {nbytes} bytes of data, but the file has "
                          f"{avail - off}")
@@ -414,7 +408,7 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None) -> Tensor:
     with open(p, "r+b" if access == _mmap.ACCESS_WRITE else "rb") as f:
         size = os.fstat(f.fileno()).st_size
         dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
-        nbytes = _prod(shape) * dd.itemsize
+        nbytes = math.prod(shape) * dd.itemsize
         if off + nbytes != size:
             raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
                              f"{size - off}")
@@ -657,7 +651,7 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
                 or not 0 <= offs[0] <= offs[1] <= data_len):
             raise ValueError(f"{fname}: {where}: entry {k!r} has data_offsets {offs!r:.80} outside the "
                              f"{data_len}-byte data")
-        need = _prod(shape) * d.itemsize
+        need = math.prod(shape) * d.itemsize
         if offs[1] - offs[0] != need:
             raise ValueError(f"{fname}: {where}: entry {k!r}: shape {tuple(shape)} of {d} needs {need} bytes, "
                              f"data_offsets span {offs[1] - offs[0]}")
@@ -673,11 +667,11 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
         raise ValueError(f"{fname}: {where}: {data_len - pos} bytes of data after the last tensor")
     out: dict[str, Tensor] = {}
     for k, d, shape, off in entries:
-        nb = _prod(shape) * d.itemsize
+        nb = math.prod(shape) * d.itemsize
         _check_canonical(be, buf, d, nb if d is D.bool else 0, base + off, fname, f"{where} entry {k!r}")
         if not _LITTLE and d.itemsize > 1:  # pragma: no cover  (big-endian hosts)
             raw = bytes(builtins.memoryview(buf)[base + off:base + off + nb])
-            out[k] = wrap(_view(be, bytearray(_swap(be, raw, d, _prod(shape))), d, shape, 0), d, be)
+            out[k] = wrap(_view(be, bytearray(_swap(be, raw, d, math.prod(shape))), d, shape, 0), d, be)
         else:
             out[k] = wrap(_view(be, buf, d, shape, base + off), d, be)
     return (out, dict(meta)) if return_metadata else out
@@ -822,8 +816,8 @@ def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comment
         if rows and (len(rows) != rows_want or (ncols or 0) != cols_want):
             raise ValueError(f"{fname}: {p!r}: the header says shape {shape} but the file has {len(rows)} row(s) "
                              f"of {ncols} value(s)")
-        if _prod(shape) != len(flat):
-            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} ({_prod(shape)} values) but the file "
+        if math.prod(shape) != len(flat):
+            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} ({math.prod(shape)} values) but the file "
                              f"holds {len(flat)}")
     else:
         nr, nc = len(rows), ncols or 0
@@ -921,12 +915,12 @@ def load_image(path: Any) -> Tensor:
         raise ValueError(f"{fname}: {p!r} is not a readable image: {e}") from None
     d, c = _PIL_MODES[mode]
     shape = (h, w) if c == 1 else (h, w, c)
-    if len(raw) != _prod(shape) * d.itemsize:  # pragma: no cover  (Pillow guarantees this)
+    if len(raw) != math.prod(shape) * d.itemsize:  # pragma: no cover  (Pillow guarantees this)
         raise ValueError(f"{fname}: {p!r}: decoded {len(raw)} bytes for a {shape} {d} image")
     be = get_backend()
     buf = bytearray(raw)
     if not _LITTLE and d.itemsize > 1:  # pragma: no cover
-        buf = bytearray(_swap(be, raw, d, _prod(shape)))
+        buf = bytearray(_swap(be, raw, d, math.prod(shape)))
     return wrap(_view(be, buf, d, shape, 0), d, be)
 
 

@@ -1,11 +1,12 @@
 """``Array0``-``Array3``, the coercions to and from ``Genarray``, and ``reshape``."""
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 from .._tensor import Tensor, wrap
 from ._core import (_CLASS_OF_RANK, Kind, Layout, _Bigarray, _check_kind, _check_layout, _dims, _fresh,
-                    _from_values, _new_create, _new_init, _prod, _pyint, _rev, _store, c_layout)
+                    _from_values, _new_create, _new_init, _pyint, _rev, _store, c_layout)
 from ._genarray import Genarray
 
 __all__ = ["Array0", "Array1", "Array2", "Array3",
@@ -623,7 +624,7 @@ def _reshape(b: Any, dims: Any, fname: str) -> Tensor:
     dims = _dims(dims, fname)
     t = b._t
     be = t._backend
-    n_old, n_new = t._data.size, _prod(dims)
+    n_old, n_new = t._data.size, math.prod(dims)
     if n_old != n_new:
         raise ValueError(f"{fname}: cannot reshape dims {tuple(t._data.shape)} ({n_old} elements) into "
                          f"{dims} ({n_new} elements)")

@@ -272,13 +272,6 @@ def _dims(dims: Any, fname: str) -> tuple[_pyint, ...]:
     return out_t
 
 
-def _prod(dims: Sequence[_pyint]) -> _pyint:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 def _rev(n: _pyint) -> tuple[_pyint, ...]:
     return tuple(range(n - 1, -1, -1))
 

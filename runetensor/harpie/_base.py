@@ -78,10 +78,7 @@ def arr(x: Any, fname: str) -> Tensor:
 
 
 def size_of(shape: Sequence[int]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    return math.prod(shape)
 
 
 def dims_arg(ds: Any, rank: int, fname: str, what: str = "dims", distinct: bool = True) -> list[int]:
