@@ -23,6 +23,17 @@ fuzz_settings = settings(suppress_health_check=[HealthCheck.function_scoped_fixt
                          deadline=None)
 
 
+def write_corrupted(p, raw, data):
+    """Write to ``p`` the bytes ``raw`` with 1 to 4 bytes overwritten at random, cut at a random length;
+    return the overwritten (uncut) bytes."""
+    raw = bytearray(raw)
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] = data.draw(st.integers(0, 255))
+    p.write_bytes(bytes(raw[:data.draw(st.integers(0, len(raw)))]))
+    return raw
+
+
 def bits(t):
     return np.ascontiguousarray(rt.to_numpy(t)).tobytes() if isinstance(t, rt.Tensor) else \
         np.ascontiguousarray(t).tobytes()
@@ -233,12 +244,7 @@ def test_npy_invalid_bool_and_int4_bytes(tmp_path, d, byte):
 def test_npy_fuzzed_bytes_never_crash(tmp_path, data):
     d = data.draw(st.sampled_from([rt.float32, rt.bool, rt.bfloat16, rt.int4, rt.complex64]))
     p, raw = good_npy(tmp_path, d, (3, 2))
-    raw = bytearray(raw)
-    for _ in range(data.draw(st.integers(1, 4))):
-        i = data.draw(st.integers(0, len(raw) - 1))
-        raw[i] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.integers(0, len(raw)))
-    p.write_bytes(bytes(raw[:cut]))
+    raw = write_corrupted(p, raw, data)
     for kw in ({}, {"mmap": True}):
         try:
             t = rio.load_npy(p, **kw)
@@ -309,10 +315,7 @@ def test_npz_fuzzed_bytes_never_crash(tmp_path, data):
     p = tmp_path / "f.npz"
     rio.save_npz(p, {"a": rt.ones(rt.float32, [3]), "b": rt.zeros(rt.bool, [2, 2])},
                  compressed=data.draw(st.booleans()))
-    raw = bytearray(p.read_bytes())
-    for _ in range(data.draw(st.integers(1, 4))):
-        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
-    p.write_bytes(bytes(raw[:data.draw(st.integers(0, len(raw)))]))
+    write_corrupted(p, p.read_bytes(), data)
     try:
         got = rio.load_npz(p)
     except ValueError:
@@ -426,10 +429,7 @@ def test_safetensors_corrupt_files(tmp_path, raw, match):
 def test_safetensors_fuzzed_bytes_never_crash(tmp_path, data):
     p = tmp_path / "f.safetensors"
     rio.save_safetensors(p, {"a": rt.ones(rt.bfloat16, [3]), "b": rt.zeros(rt.bool, [2, 2])}, metadata={"k": "v"})
-    raw = bytearray(p.read_bytes())
-    for _ in range(data.draw(st.integers(1, 4))):
-        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
-    p.write_bytes(bytes(raw[:data.draw(st.integers(0, len(raw)))]))
+    write_corrupted(p, p.read_bytes(), data)
     try:
         got = rio.load_safetensors(p)
     except ValueError:
