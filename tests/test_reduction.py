@@ -23,6 +23,15 @@ def axes_for(draw, ndim):
     return given_, tuple(sorted(ax))
 
 
+@st.composite
+def reduce_case(draw, dtypes, specials=True):
+    """(dtype, strided NumPy input, rt axes argument, normalised axis tuple, keepdims)."""
+    d = draw(st.sampled_from(dtypes))
+    a = draw(strided(d, specials=specials))
+    axes, ax = draw(axes_for(a.ndim))
+    return d, a, axes, ax, draw(st.booleans())
+
+
 def cdt(d):
     """The NumPy dtype a float reduction computes in."""
     return np.float32 if d in LOWP else NP[d]
@@ -42,10 +51,7 @@ def int_reduce(fn, a, ax, keepdims, d):
 @FEW
 @given(data=st.data())
 def test_sum_prod_match_oracle(name, data):
-    d = data.draw(st.sampled_from(ALL))
-    a = data.draw(strided(d, specials=False))
-    axes, ax = data.draw(axes_for(a.ndim))
-    keep = data.draw(st.booleans())
+    d, a, axes, ax, keep = data.draw(reduce_case(ALL, specials=False))
     r = getattr(rt, name)(rt.from_numpy(a), axes=axes, keepdims=keep)
     npf = np.sum if name == "sum" else np.prod
     if d.kind in "biu":
@@ -65,10 +71,7 @@ def test_sum_prod_match_oracle(name, data):
 @FEW
 @given(data=st.data())
 def test_max_min_match_numpy(name, data):
-    d = data.draw(st.sampled_from(REAL))
-    a = data.draw(strided(d))
-    axes, ax = data.draw(axes_for(a.ndim))
-    keep = data.draw(st.booleans())
+    d, a, axes, ax, keep = data.draw(reduce_case(REAL))
     fn = getattr(rt, name)
     if any(a.shape[i] == 0 for i in ax):
         with pytest.raises(ValueError, match=f"{name}: cannot reduce an empty tensor"):
@@ -88,10 +91,7 @@ def test_max_min_match_numpy(name, data):
 @FEW
 @given(data=st.data())
 def test_all_any_match_numpy(name, data):
-    d = data.draw(st.sampled_from(ALL))
-    a = data.draw(strided(d))
-    axes, ax = data.draw(axes_for(a.ndim))
-    keep = data.draw(st.booleans())
+    d, a, axes, ax, keep = data.draw(reduce_case(ALL))
     r = getattr(rt, name)(rt.from_numpy(a), axes=axes, keepdims=keep)
     nz = a.astype(np.float32) != 0 if d in LOWP or d.kind == "i" and d.bits == 4 or d is rt.uint4 else a != 0
     e = getattr(np, name)(nz, axis=ax, keepdims=keep) if ax else nz
@@ -101,10 +101,7 @@ def test_all_any_match_numpy(name, data):
 @FEW
 @given(data=st.data())
 def test_mean_matches_numpy(data):
-    d = data.draw(st.sampled_from(ALL))
-    a = data.draw(strided(d, specials=False))
-    axes, ax = data.draw(axes_for(a.ndim))
-    keep = data.draw(st.booleans())
+    d, a, axes, ax, keep = data.draw(reduce_case(ALL, specials=False))
     r = rt.mean(rt.from_numpy(a), axes=axes, keepdims=keep)
     rd = rt.float64 if d.kind in "biu" else d
     src = a.astype(np.float64) if d.kind in "biu" else a.astype(cdt(d))
@@ -121,10 +118,7 @@ def test_mean_matches_numpy(data):
 @FEW
 @given(data=st.data())
 def test_var_std_match_numpy(name, data):
-    d = data.draw(st.sampled_from(ALL))
-    a = data.draw(strided(d, specials=False))
-    axes, ax = data.draw(axes_for(a.ndim))
-    keep = data.draw(st.booleans())
+    d, a, axes, ax, keep = data.draw(reduce_case(ALL, specials=False))
     ddof = data.draw(st.integers(0, 2))
     n = int(np.prod([a.shape[i] for i in ax]))
     fn = getattr(rt, name)
