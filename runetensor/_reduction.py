@@ -64,12 +64,13 @@ def _reduce(op: str, t: Any, axes: Any, keepdims: bool, fname: str) -> Tensor:
         out_d = D.bool
     else:  # sum, prod
         out_d = D.default_int if k == "b" else d
-    if not ax:
-        h = _cast_h(t, out_d) if op not in ("all", "any") else None
+    if not ax:  # nothing reduced: an elementwise copy in the result dtype
         if op in ("all", "any"):
-            h = be.binary("ne", t._data, 0) if d is not D.bool else be.copy(t._data)
-        elif h is t._data:
-            h = be.copy(h)
+            h = be.copy(t._data) if d is D.bool else be.binary("ne", t._data, 0)
+        else:
+            h = _cast_h(t, out_d)
+            if h is t._data:
+                h = be.copy(h)
         return wrap(h, out_d, be)
     src = t._data if out_d is d or op in ("all", "any") else be.cast(t._data, out_d)
     return wrap(be.reduce(op, src, ax, bool(keepdims)), out_d, be)
@@ -296,9 +297,7 @@ def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = 
     if cd.kind == "c":
         dev = be.unary("abs", dev)
     be.binary("mul", dev, dev, out=dev)
-    s = be.reduce("sum", dev, ax, bool(keepdims)) if ax else dev
-    if not ax:
-        s = be.copy(s) if s is src else s
+    s = be.reduce("sum", dev, ax, bool(keepdims)) if ax else dev  # dev is a fresh buffer
     be.binary("div", s, float(n - dd), out=s)
     if root:
         be.unary("sqrt", s, out=s)
