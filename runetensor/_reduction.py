@@ -38,12 +38,6 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return n
 
 
-def _keep_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
-    if keepdims:
-        return tuple(1 if i in axes else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in axes)
-
-
 def _cast_h(t: Tensor, d: DType) -> Any:
     return t._data if t._dtype is d else t._backend.cast(t._data, d)
 

@@ -72,10 +72,6 @@ def _square(a: Any, fname: str) -> Tensor:
     return t
 
 
-def _row(h: Any, be: Any, i: int, n: int, lo: int = 0, hi: int | None = None) -> Any:
-    return be.view_index(h, (i, _slice(lo, n if hi is None else hi, 1)))
-
-
 def _scalar(be: Any, h: Any) -> Any:
     return be.to_list(h)
 
