@@ -157,6 +157,12 @@ class Tensor:
         return self
 
     def __neg__(self) -> "Tensor":
+        d = self._dtype
+        if d.kind in "fiuc":  # the dtype is kept (bool is a TypeError, object goes the general way)
+            try:
+                return wrap(self._backend.unary("neg", self._data), d, self._backend)
+            except TypeError:
+                pass  # unary_op words it
         return unary_op("neg", self, "neg")
 
     def __abs__(self) -> "Tensor":
@@ -459,24 +465,76 @@ def unary_op(op: str, x: Any, fname: str) -> Tensor:
 _new = object.__new__
 
 
+_float = builtins.float
+_int = builtins.int
+
+#: operators with a shortcut past binary_op: (contract op, bool result?, dtype kinds).  Within
+#: those kinds, an operand of the tensor's own dtype, or a Python int/float the dtype absorbs
+#: (weak typing: float kinds take both, integer kinds take ints), leaves the result dtype as
+#: binary_op would compute it, with no cast; anything else, and any error, goes through
+#: binary_op, which computes the same result or words the error.
+_SHORTCUT = {
+    "add": ("add", False, "biufc"), "sub": ("sub", False, "iufc"), "mul": ("mul", False, "biufc"),
+    "truediv": ("div", False, "fc"), "lt": ("lt", True, "biuf"), "le": ("le", True, "biuf"),
+    "gt": ("gt", True, "biuf"), "ge": ("ge", True, "biuf"), "eq": ("eq", True, "biufc"),
+    "ne": ("ne", True, "biufc"),
+}
+
+
 def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, Any], Tensor]:
+    sc = _SHORTCUT.get(op)
+    if sc is None:
+        if reflected:
+            def method(self: Tensor, other: Any) -> Tensor:
+                return binary_op(op, other, self, fname)
+        else:
+            def method(self: Tensor, other: Any) -> Tensor:
+                return binary_op(op, self, other, fname)
+        method.__name__ = fname
+        return method
+    prim, to_bool, kinds = sc
+    tkinds = kinds + "O"
+    fkinds = "".join(k for k in kinds if k in "f")   # kinds a Python float keeps
+    ikinds = "".join(k for k in kinds if k in "fiu")  # kinds a Python int keeps
     if reflected:
         def method(self: Tensor, other: Any) -> Tensor:
+            t = type(other)
+            if t is _float or t is _int:
+                d = self._dtype
+                if d.kind in (fkinds if t is _float else ikinds):
+                    try:
+                        r = _new(Tensor)
+                        r._data = self._backend.binary(prim, other, self._data)
+                        r._dtype = _bool if to_bool else d
+                        r._backend = self._backend
+                        return r
+                    except (TypeError, ValueError, OverflowError):
+                        pass  # binary_op reports it
             return binary_op(op, other, self, fname)
     else:
         def method(self: Tensor, other: Any) -> Tensor:
-            if type(other) is Tensor and other._dtype is self._dtype:
-                a = self._data
-                b = other._data
-                if a.shape == b.shape and self._backend is other._backend:
+            t = type(other)
+            d = self._dtype
+            if t is Tensor:
+                if other._dtype is d and other._backend is self._backend and d.kind in tkinds:
+                    try:  # same dtype; the backend broadcasts (a shape mismatch falls to binary_op)
+                        r = _new(Tensor)  # wrap(), inlined: this is the hottest path
+                        r._data = self._backend.binary(prim, self._data, other._data)
+                        r._dtype = _bool if to_bool else d
+                        r._backend = self._backend
+                        return r
+                    except (TypeError, ValueError, OverflowError):
+                        pass  # binary_op reports it
+            elif t is _float or t is _int:
+                if d.kind in (fkinds if t is _float else ikinds):
                     try:
-                        t = _new(Tensor)  # wrap(), inlined: this is the hottest path
-                        t._data = self._backend.binary(op, a, b)
-                        t._dtype = self._dtype
-                        t._backend = self._backend
-                        return t
-                    except TypeError:
-                        pass  # report through the general path
+                        r = _new(Tensor)
+                        r._data = self._backend.binary(prim, self._data, other)
+                        r._dtype = _bool if to_bool else d
+                        r._backend = self._backend
+                        return r
+                    except (TypeError, ValueError, OverflowError):
+                        pass
             return binary_op(op, self, other, fname)
     method.__name__ = fname
     return method
@@ -493,13 +551,10 @@ for _dunder, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv",
                      ("floordiv", "floordiv"), ("mod", "pymod"), ("pow", "pow"),
                      ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                      ("lshift", "lshift"), ("rshift", "rshift")):
-    _fast = _op in ("add", "sub", "mul")
-    setattr(Tensor, f"__{_dunder}__", _binary_dunder(_op, f"__{_dunder}__", False) if _fast else
-            (lambda op, fn: (lambda self, other: binary_op(op, self, other, fn)))(_op, f"__{_dunder}__"))
+    setattr(Tensor, f"__{_dunder}__", _binary_dunder(_op, f"__{_dunder}__", False))
     setattr(Tensor, f"__r{_dunder}__", _binary_dunder(_op, f"__r{_dunder}__", True))
     setattr(Tensor, f"__i{_dunder}__", _inplace_dunder(_op, f"__i{_dunder}__"))
 
 for _dunder, _op in (("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"), ("ne", "ne")):
-    setattr(Tensor, f"__{_dunder}__", (lambda op, fn: (lambda self, other: binary_op(op, self, other, fn)))(
-        _op, f"__{_dunder}__"))
-del _dunder, _op, _fast
+    setattr(Tensor, f"__{_dunder}__", _binary_dunder(_op, f"__{_dunder}__", False))
+del _dunder, _op
