@@ -493,7 +493,7 @@ def _binary_dunder(op: str, fname: str, reflected: bool) -> Callable[[Tensor, An
         method.__name__ = fname
         return method
     prim, to_bool, kinds = sc
-    tkinds = kinds + "O"
+    tkinds = kinds if prim == "div" else kinds + "O"  # object true division: binary_op's way
     fkinds = "".join(k for k in kinds if k in "f")   # kinds a Python float keeps
     ikinds = "".join(k for k in kinds if k in "fiu")  # kinds a Python int keeps
     if reflected:
