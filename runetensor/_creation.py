@@ -12,7 +12,7 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, wrap
-from ._validate import as_dtype, as_shape
+from ._validate import as_dtype, as_shape, check_nbytes
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
            "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
@@ -127,7 +127,7 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "empty")
     be = get_backend()
-    return wrap(be.empty(as_shape(shape, "empty"), d), d, be)
+    return wrap(be.empty(check_nbytes(as_shape(shape, "empty"), d.itemsize, "empty"), d), d, be)
 
 
 def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
@@ -145,7 +145,7 @@ def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
      [3.14, 3.14, 3.14]]
     """
     d = as_dtype(dtype, "full")
-    shp = as_shape(shape, "full")
+    shp = check_nbytes(as_shape(shape, "full"), d.itemsize, "full")
     _check_value(value, d, "full")
     be = get_backend()
     return wrap(be.full(shp, value, d), d, be)
@@ -160,7 +160,7 @@ def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "ones")
     be = get_backend()
-    return wrap(be.full(as_shape(shape, "ones"), 1, d), d, be)
+    return wrap(be.full(check_nbytes(as_shape(shape, "ones"), d.itemsize, "ones"), 1, d), d, be)
 
 
 def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
@@ -172,7 +172,7 @@ def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "zeros")
     be = get_backend()
-    return wrap(be.full(as_shape(shape, "zeros"), 0, d), d, be)
+    return wrap(be.full(check_nbytes(as_shape(shape, "zeros"), d.itemsize, "zeros"), 0, d), d, be)
 
 
 def scalar(dtype: Any, value: Any) -> Tensor:

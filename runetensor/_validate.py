@@ -101,6 +101,25 @@ def as_shape(shape: Any, fname: str, allow_minus_one: bool = False) -> tuple[int
     return out
 
 
+#: The largest buffer, in bytes, any tensor may have (NumPy's limit on 64-bit machines).
+MAX_NBYTES = 2**63 - 1
+
+
+def check_nbytes(shape: tuple[int, ...], itemsize: int, fname: str) -> tuple[int, ...]:
+    """``shape`` itself, after checking that a buffer of that shape can exist.
+
+    Raises:
+        ValueError: if ``prod(shape) * itemsize`` exceeds :data:`MAX_NBYTES`.
+    """
+    n = 1
+    for s in shape:
+        n *= s
+    if n * max(itemsize, 1) > MAX_NBYTES:
+        raise ValueError(f"{fname}: shape {shape} needs {n} elements of {itemsize} bytes, more than any buffer "
+                         f"can hold (at most {MAX_NBYTES} bytes)")
+    return shape
+
+
 def normalize_axis(axis: Any, ndim: int, fname: str, what: str = "axis") -> int:
     """``axis`` in ``[0, ndim)``, counting negative values from the end.
 

@@ -523,3 +523,14 @@ def test_data_edge_cases():
     base = np.arange(10.0)
     assert rt.data(rt.from_numpy(base[7:2:-2])).shape == (10,)
     assert rt.data(rt.zeros(rt.bfloat16, [2, 2])).dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rt.zeros(rt.float32, [2**40, 2**40]),
+    lambda: rt.ones(rt.float64, [2**31, 2**31]),
+    lambda: rt.empty(rt.int8, [2**32, 2**32]),
+    lambda: rt.full(rt.float32, [2**62], 1.0),
+])
+def test_impossible_sizes_raise_named_value_error(make):
+    with pytest.raises(ValueError, match=r"^(zeros|ones|empty|full): shape .* more than any buffer can hold"):
+        make()
