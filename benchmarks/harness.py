@@ -123,15 +123,18 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
-def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float
+def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float, block: int = 3
             ) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
-    """Median time and relative spread of each library's callable, measured in rotation.
+    """Median time and relative spread of each library's callable.
 
     Warm-up: each callable runs at least twice (and for ~10% of ``budget``).
-    Then up to ``repeats`` rounds, each timing every library once, in turn, so
-    that all libraries see the same background load; rounds stop early (after
-    3) once ``budget`` seconds per library are spent.  The garbage collector is
-    off while timing.  A library whose callable raises is dropped and reported.
+    Then rounds: in each round every library, in turn, runs one untimed call
+    (its data back in cache after the other libraries ran) and ``block`` timed
+    calls, so that all libraries see the same background load over the run.
+    Up to ``repeats`` timed calls per library; rounds stop early (after 3
+    timed calls) once ``budget`` seconds per library are spent.  The garbage
+    collector is off while timing.  A library whose callable raises is dropped
+    and reported.
     """
     errors: dict[str, str] = {}
     live: dict[str, Callable[[], Any]] = {}
@@ -146,16 +149,26 @@ def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float
         except Exception as e:
             errors[lib] = f"{type(e).__name__}: {e}"
     times: dict[str, list[float]] = {lib: [] for lib in live}
+    # PyTorch's and JAX's worker threads keep spinning for a moment after an operation; on a
+    # small machine that takes a core from whatever runs next: pause (untimed) between libraries.
+    settle = 0.02 if any(lib in ("torch", "jax") for lib in live) else 0.0
     gc_was = gc.isenabled()
     gc.disable()
     try:
         start = time.perf_counter()
-        for r in range(repeats):
+        done = 0
+        while done < repeats:
+            k = min(block, repeats - done)
             for lib, fn in live.items():
-                s = time.perf_counter()
-                fn()
-                times[lib].append(time.perf_counter() - s)
-            if r >= 2 and time.perf_counter() - start > budget * max(1, len(live)):
+                if settle:
+                    time.sleep(settle)
+                fn()  # untimed: this library's data back in cache
+                for _ in range(k):
+                    s = time.perf_counter()
+                    fn()
+                    times[lib].append(time.perf_counter() - s)
+            done += k
+            if done >= 3 and time.perf_counter() - start > budget * max(1, len(live)):
                 break
     finally:
         if gc_was:
