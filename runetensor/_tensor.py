@@ -297,7 +297,8 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     rule = rule or BINARY_RULES[op]
     k = d.kind
     if k == "O":
-        pass
+        if rule == "true":
+            op = "div"  # Python objects divide with their own / operator
     elif rule == "int" or rule == "intord":
         if k == "b":
             d = D.default_int

@@ -161,3 +161,19 @@ def test_from_numpy_shares_memory():
     a[1] = 5
     assert rt.to_array(t) == [0, 5, 0, 0]
     assert rt.to_numpy(t) is a or np.shares_memory(rt.to_numpy(t), a)
+
+
+def test_integer_division_by_zero_is_silent_even_when_warnings_are_errors():
+    import warnings
+    a = rt.create(rt.int32, [3], [5, -5, 0])
+    z = rt.zeros(rt.int32, [3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for r in (a // z, a % z, rt.div(a, z), rt.mod_(a, z)):
+            assert rt.to_array(r) == [0, 0, 0]
+
+
+def test_object_tensors_divide_with_python_semantics():
+    o = rt.create(rt.object, [2], [3, 4.0])
+    assert rt.to_array(o / 2) == [1.5, 2.0]
+    assert rt.to_array(o + 1) == [4, 5.0]

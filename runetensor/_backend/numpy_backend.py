@@ -137,7 +137,7 @@ _UNARY_BOOL = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_not"}
 
 def _div(a, b, out=None):
     dt = a.dtype if isinstance(a, np.ndarray) else b.dtype
-    if dt.kind in "fc":
+    if dt.kind in "fcO":
         return np.true_divide(a, b, out=out)
     if dt.kind == "u" or dt.kind == "b":
         return np.floor_divide(a, b, out=out)
@@ -160,9 +160,23 @@ def _pow(a, b, out=None):
     return np.power(a, b, out=out)
 
 
+def _int_quiet(fn):
+    """Integer division/modulo by zero give 0 as the contract says, without a warning even
+    when the user turned warnings into errors (the module filter only covers the defaults)."""
+    def f(a, b, out=None):
+        dt = a.dtype if isinstance(a, np.ndarray) else b.dtype
+        if dt.kind in "iu":
+            with np.errstate(all="ignore"):
+                return fn(a, b, out=out)
+        return fn(a, b, out=out)
+    f.__name__ = getattr(fn, "__name__", "int_quiet")
+    return f
+
+
 _BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div,
-    "floordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder, "pow": _pow,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _int_quiet(_div),
+    "floordiv": _int_quiet(np.floor_divide), "mod": _int_quiet(np.fmod),
+    "pymod": _int_quiet(np.remainder), "pow": _pow,
     "maximum": np.maximum, "minimum": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
     "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
     "nextafter": np.nextafter, "logaddexp": np.logaddexp,
