@@ -20,6 +20,12 @@ What they do:
   one whole call.
 * **Low-precision floats** (bfloat16, float8): converted to float32, computed
   and rounded back chunk by chunk in cache-sized scratch buffers, on threads.
+  bfloat16 ``add sub mul div maximum minimum neg abs square sqrt`` run fused
+  (widen, compute, round in one pass) in the optional compiled kernels.
+* **Compiled kernels** (optional, ``runetensor._backend._kernels``, built from
+  ``_kernels.c`` when a C compiler is available): fused bfloat16 ops and
+  float32 sums, GIL released so the chunks run in parallel.  ``KERNELS =
+  False`` (or a failed import) gives the NumPy-only paths.
 * **Blocked transpose copy** for ``copy``/``contiguous`` of 2-d transposed views.
 * **Stable argsort / sort** of <= 32-bit keys: the stable order is the order of
   the unique 64-bit keys ``(order-preserving bits of the value) << 32 | index``,
@@ -66,8 +72,18 @@ TCOPY_BLOCK = 64
 SORT_MIN = 256
 
 _F32 = np.dtype(np.float32)
+_U16 = np.dtype(np.uint16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
+
+
+try:  # optional compiled kernels; without them every path below is NumPy's
+    from . import _kernels
+except ImportError:  # pragma: no cover  (no C compiler at install time)
+    _kernels = None
+
+#: use the compiled kernels (False, or a failed import: the NumPy-only fast paths)
+KERNELS = _kernels is not None
 
 
 def _quiet():
@@ -245,11 +261,13 @@ def _to_f32(src, dst):
     np.copyto(dst, src, casting="unsafe")
 
 
-def lowp_call(fn, ops, nd, boolres: bool):
+def lowp_call(fn, ops, nd, boolres: bool, op: str | None = None):
     """``fn`` over operands stored as bfloat16/float8 ``nd`` (computed in float32, rounded once).
 
     Same result as ``fn(*[a.astype(float32)...]).astype(nd)``, chunk by chunk
-    in scratch buffers, on threads.  ``None`` when not applicable.
+    in scratch buffers, on threads (or fused in the compiled kernels for the
+    bfloat16 ops they have; ``op`` is the backend's op name).  ``None`` when
+    not applicable.
     """
     if not ENABLED or not (nd == _BF16 or nd in _F8):
         return None
@@ -260,6 +278,10 @@ def lowp_call(fn, ops, nd, boolres: bool):
     n = arrs[0].size
     if n < LOWP_MIN:
         return None
+    if KERNELS and nd == _BF16 and not boolres and op is not None:
+        r = _bf16_kernel(op, ops, shape, n)
+        if r is not None:
+            return r
     ops = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else
            a if type(a) is np.ndarray and a.dtype == _F32 else
            np.asarray(a, dtype=_F32) if type(a) is not np.ndarray else a.astype(_F32)
@@ -294,6 +316,89 @@ def lowp_call(fn, ops, nd, boolres: bool):
                 fn(*args, out=dst)
                 np.copyto(of[lo:hi], dst, casting="unsafe")
     parallel_for(work, len(groups))
+    return out
+
+
+def _probe_ties() -> dict:
+    """For NumPy's float32 maximum/minimum loops here: does a tie (+0 vs -0) give the second operand?
+
+    Probed per operand layout (array-array, scalar-array, array-scalar): the
+    loops differ between SIMD and scalar code, and the plain path runs NumPy's.
+    """
+    z = np.zeros(256, _F32)
+    nz = -z
+    s0, sn = np.asarray(0.0, _F32), np.asarray(-0.0, _F32)
+    out = {}
+    for name, f in (("maximum", np.maximum), ("minimum", np.minimum)):
+        for lay, (a, b) in (("aa", (z, nz)), ("sa", (s0, nz)), ("as", (z, sn))):
+            r = np.signbit(f(a, b))
+            out[name, lay] = int(bool(np.all(r)))
+            if bool(np.any(r)) != bool(np.all(r)):
+                out[name, lay] = -1  # mixed: not reproducible, take the NumPy path
+    return out
+
+
+_TIES = _probe_ties()
+_KBIN = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
+_KUN = {"neg": 0, "abs": 1, "square": 2, "sqrt": 3}
+if _kernels is not None:  # the module's own numbering
+    _KBIN = {"add": _kernels.OP_ADD, "sub": _kernels.OP_SUB, "mul": _kernels.OP_MUL, "div": _kernels.OP_DIV,
+             "maximum": _kernels.OP_MAX, "minimum": _kernels.OP_MIN}
+    _KUN = {"neg": _kernels.UOP_NEG, "abs": _kernels.UOP_ABS, "square": _kernels.UOP_SQUARE,
+            "sqrt": _kernels.UOP_SQRT}
+
+
+def _k_operand(a):
+    """A bfloat16 array as a flat uint16 view, or a scalar / 0-d operand as its float32 value (a float)."""
+    if type(a) is np.ndarray:
+        if a.ndim:
+            return a.reshape(-1).view(_U16) if a.dtype == _BF16 else None
+        if a.dtype == _BF16:
+            return a.reshape(1).view(_U16)
+        if a.dtype.kind not in "fiub":
+            return None
+        with _quiet():
+            return float(a.astype(_F32))
+    if type(a) not in (float, int, bool):
+        return None
+    try:
+        with _quiet():
+            return float(np.asarray(a, dtype=_F32))  # as the plain path converts it
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+def _bf16_kernel(op, ops, shape, n):
+    """Fused bfloat16 ``op`` in the compiled kernels, on threads; ``None`` when they do not have it."""
+    if len(ops) == 2:
+        code = _KBIN.get(op)
+        if code is None:
+            return None
+        lay = "sa" if type(ops[0]) is not np.ndarray or not ops[0].ndim else \
+              "as" if type(ops[1]) is not np.ndarray or not ops[1].ndim else "aa"
+        tie = _TIES.get((op, lay), 0)
+        if tie < 0:
+            return None
+        a, b = _k_operand(ops[0]), _k_operand(ops[1])
+        if a is None or b is None:
+            return None
+        out = empty(shape, _BF16)
+        o = out.reshape(-1).view(_U16)
+        kern = _kernels.bf16_binary
+        ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
+        parallel_for(lambda i: kern(code, a, b, o, ranges[i][0], ranges[i][1], tie), len(ranges))
+        return out
+    code = _KUN.get(op)
+    if code is None:
+        return None
+    a = _k_operand(ops[0])
+    if a is None or type(a) is float:
+        return None
+    out = empty(shape, _BF16)
+    o = out.reshape(-1).view(_U16)
+    kern = _kernels.bf16_unary
+    ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
+    parallel_for(lambda i: kern(code, a, o, ranges[i][0], ranges[i][1]), len(ranges))
     return out
 
 
@@ -343,6 +448,10 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
         return None
     dt = x.dtype
     k = len(axes)
+    if KERNELS and dt == _F32:
+        r = _sum_f32_kernel(x, axes, nd, k)
+        if r is not None:
+            return _keep(r, x.shape, axes, keepdims)
     if axes == tuple(range(nd)):
         v = x.reshape(-1)
         ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
@@ -371,9 +480,48 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
             np.add(r, p, out=r, dtype=dt)
     else:
         return None
-    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdims else \
-        tuple(s for i, s in enumerate(x.shape) if i not in axes)
+    return _keep(r, x.shape, axes, keepdims)
+
+
+def _keep(r, shape, axes, keepdims):
+    kept = tuple(1 if i in axes else s for i, s in enumerate(shape)) if keepdims else \
+        tuple(s for i, s in enumerate(shape) if i not in axes)
     return r.reshape(kept)
+
+
+#: columns per chunk of a compiled leading-axis float32 sum (at least)
+KCOL_MIN = 256
+
+
+def _sum_f32_kernel(x, axes, nd, k):
+    """float32 sums in the compiled kernels: everything (float32 lanes in blocks of 16, float64
+    across blocks and chunks, rounded once), or leading axes (each column in NumPy's row order:
+    bit-identical).  ``None`` when not applicable."""
+    if axes == tuple(range(nd)):
+        v = x.reshape(-1)
+        ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
+        kern = _kernels.sum_f32
+        parts = parallel_for(lambda i: kern(v, ranges[i][0], ranges[i][1]), len(ranges))
+        total = 0.0
+        for p in parts:  # fixed order: the chunks do not depend on the thread count
+            total += p
+        with _quiet():
+            return np.asarray(total, dtype=_F32)
+    if axes == tuple(range(k)) and k < nd:
+        red = math.prod(x.shape[:k])
+        cols = x.size // red if red else 0
+        if red == 0 or cols < KCOL_MIN:
+            return None
+        m = x.reshape(red, cols)
+        r = np.empty(cols, _F32)
+        # one column range per thread, each streaming all rows (more, narrower ranges re-walk the
+        # rows and lose the prefetcher); the result does not depend on the chunking (each column
+        # is summed in row order)
+        ranges = chunk_ranges(cols, max(KCOL_MIN, -(-cols // max(1, get_num_threads()))), 16)
+        kern = _kernels.sum_cols_f32
+        parallel_for(lambda i: kern(m, red, cols, r, ranges[i][0], ranges[i][1]), len(ranges))
+        return r
+    return None
 
 
 # ---------------------------------------------------------------------------

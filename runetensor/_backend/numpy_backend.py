@@ -398,7 +398,7 @@ class NumpyBackend(Backend):
             r = fn(x, out=out)
             return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
         if out is None and isinstance(fn, np.ufunc) and x.size >= _fast.LOWP_MIN:
-            r = _fast.lowp_call(fn, (x,), x.dtype, op in _UNARY_BOOL)
+            r = _fast.lowp_call(fn, (x,), x.dtype, op in _UNARY_BOOL, op)
             if r is not None:
                 return r
         r = fn(x.astype(cd))
@@ -422,7 +422,7 @@ class NumpyBackend(Backend):
             r = fn(x, y, out=out)
             return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
         if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
-            r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL)
+            r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL, op)
             if r is not None:
                 return r
         xa = x.astype(cd) if isinstance(x, np.ndarray) else np.asarray(x, dtype=cd)

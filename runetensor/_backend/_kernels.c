@@ -1,0 +1,409 @@
+/*
+ * Optional compiled kernels of the NumPy backend (runetensor._backend._kernels).
+ *
+ * Plain C99 against the CPython API only.  Operands are objects supporting
+ * the buffer protocol (C-contiguous, element type given by the function);
+ * each call works on the element range [lo, hi) so that the Python thread
+ * pool can run chunks of one operation in parallel: every loop runs with the
+ * GIL released.  If this module fails to build or import, the backend takes
+ * its NumPy paths (same results; see runetensor/_backend/_fast.py).
+ *
+ * Low-precision floats (bfloat16) are computed exactly as the plain path
+ * does: widen to float32 (exact), one float32 operation, round back to the
+ * nearest even with NaN canonicalised to the sign-preserving quiet NaN (what
+ * ml_dtypes' float32 -> bfloat16 cast gives).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+/* ------------------------------------------------------------------------ */
+/* bfloat16 <-> float32                                                     */
+/* ------------------------------------------------------------------------ */
+static inline float bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;            /* NaN: quiet, sign kept */
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;        /* round to nearest even */
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);  /* branch-free: vectorises */
+}
+
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
+enum { UOP_NEG, UOP_ABS, UOP_SQUARE, UOP_SQRT };
+
+/* NumPy's float32 maximum/minimum: a NaN in the first operand wins, else the
+   comparison picks `a` only when strictly greater (smaller), else `b`
+   (max_b_on_tie) -- or `a` when >= (<=) (numpy's scalar loops). The flag is
+   probed from NumPy at import (see _fast.py) so that the result matches the
+   loop NumPy runs on this machine. */
+static inline float fmax_np(float a, float b, int b_on_tie)
+{
+    if (a != a) return a;
+    if (b != b) return b;
+    if (b_on_tie) return a > b ? a : b;
+    return a >= b ? a : b;
+}
+
+static inline float fmin_np(float a, float b, int b_on_tie)
+{
+    if (a != a) return a;
+    if (b != b) return b;
+    if (b_on_tie) return a < b ? a : b;
+    return a <= b ? a : b;
+}
+
+/* an operand: a bfloat16 buffer (n elements, or 1 = broadcast) or a float32 scalar */
+typedef struct {
+    Py_buffer view;
+    int has_view;
+    const uint16_t *p;
+    Py_ssize_t len;
+    float scalar;
+    int is_scalar;
+} operand;
+
+static int get_operand(PyObject *o, operand *op, Py_ssize_t need)
+{
+    op->has_view = 0;
+    op->is_scalar = 0;
+    if (PyFloat_Check(o)) {
+        op->scalar = (float)PyFloat_AS_DOUBLE(o);
+        op->is_scalar = 1;
+        return 0;
+    }
+    if (PyObject_GetBuffer(o, &op->view, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    op->has_view = 1;
+    op->p = (const uint16_t *)op->view.buf;
+    op->len = op->view.len / 2;
+    if (op->view.itemsize != 2 || (op->len != 1 && op->len < need)) {
+        PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 2-byte buffer of the right size");
+        return -1;
+    }
+    if (op->len == 1) {
+        op->scalar = bf16_to_f32(op->p[0]);
+        op->is_scalar = 1;
+    }
+    return 0;
+}
+
+static void release_operand(operand *op)
+{
+    if (op->has_view) PyBuffer_Release(&op->view);
+    op->has_view = 0;
+}
+
+static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t need)
+{
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+        return -1;
+    if (v->itemsize != itemsize || v->len / itemsize < need) {
+        PyBuffer_Release(v);
+        PyErr_SetString(PyExc_ValueError, "_kernels: output buffer has the wrong item size or length");
+        return -1;
+    }
+    return 0;
+}
+
+/* Runtime dispatch to an AVX2 clone of the hot loops where the compiler and
+   the loader support it (GCC/clang on x86-64 ELF); the default clone is
+   baseline SSE2.  No -march: the same binary runs on any x86-64 machine. */
+#if defined(__x86_64__) && defined(__ELF__) && \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT
+#endif
+
+#define BIN_CASE(EXPR)                                                                         \
+    if (as_) { for (Py_ssize_t i = lo; i < hi; i++) {                                          \
+        float a = sa, b = bf16_to_f32(pb[i]); out[i] = f32_to_bf16(EXPR); } }                  \
+    else if (bs_) { for (Py_ssize_t i = lo; i < hi; i++) {                                     \
+        float a = bf16_to_f32(pa[i]), b = sb; out[i] = f32_to_bf16(EXPR); } }                  \
+    else { for (Py_ssize_t i = lo; i < hi; i++) {                                              \
+        float a = bf16_to_f32(pa[i]), b = bf16_to_f32(pb[i]); out[i] = f32_to_bf16(EXPR); } }
+
+HOT static void bin_loop(int opc, int tie, const uint16_t *pa, float sa, int as_,
+                         const uint16_t *pb, float sb, int bs_, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (as_ && bs_) {  /* both broadcast: one value */
+        float a = sa, b = sb, r;
+        switch (opc) {
+        case OP_ADD: r = a + b; break;
+        case OP_SUB: r = a - b; break;
+        case OP_MUL: r = a * b; break;
+        case OP_DIV: r = a / b; break;
+        case OP_MAX: r = fmax_np(a, b, tie); break;
+        default: r = fmin_np(a, b, tie); break;
+        }
+        uint16_t v = f32_to_bf16(r);
+        for (Py_ssize_t i = lo; i < hi; i++) out[i] = v;
+        return;
+    }
+    switch (opc) {
+    case OP_ADD: BIN_CASE(a + b) break;
+    case OP_SUB: BIN_CASE(a - b) break;
+    case OP_MUL: BIN_CASE(a * b) break;
+    case OP_DIV: BIN_CASE(a / b) break;
+    case OP_MAX: if (tie) { BIN_CASE(fmax_np(a, b, 1)) } else { BIN_CASE(fmax_np(a, b, 0)) } break;
+    case OP_MIN: if (tie) { BIN_CASE(fmin_np(a, b, 1)) } else { BIN_CASE(fmin_np(a, b, 0)) } break;
+    }
+}
+
+#define UN_CASE(EXPR)                                                          \
+    for (Py_ssize_t i = lo; i < hi; i++) {                                     \
+        float a = bf16_to_f32(pa[i]);                                          \
+        out[i] = f32_to_bf16(EXPR);                                            \
+    }
+
+HOT static void un_loop(int opc, const uint16_t *pa, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    switch (opc) {
+    case UOP_NEG: UN_CASE(-a) break;
+    case UOP_ABS: UN_CASE(fabsf(a)) break;
+    case UOP_SQUARE: UN_CASE(a * a) break;
+    case UOP_SQRT: UN_CASE(sqrtf(a)) break;
+    }
+}
+
+HOT static void widen_loop(const uint16_t *a, float *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i++) out[i] = bf16_to_f32(a[i]);
+}
+
+HOT static void narrow_loop(const float *a, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i++) out[i] = f32_to_bf16(a[i]);
+}
+
+static PyObject *bf16_binary(PyObject *self, PyObject *args)
+{
+    int opc, tie;
+    PyObject *ao, *bo, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &tie))
+        return NULL;
+    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_binary: bad op or range");
+        return NULL;
+    }
+    operand A, B;
+    Py_buffer ov;
+    if (get_operand(ao, &A, hi) < 0) return NULL;
+    if (get_operand(bo, &B, hi) < 0) { release_operand(&A); return NULL; }
+    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    uint16_t *out = (uint16_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    bin_loop(opc, tie, A.p, A.scalar, A.is_scalar, B.p, B.scalar, B.is_scalar, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    release_operand(&A);
+    release_operand(&B);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyObject *bf16_unary(PyObject *self, PyObject *args)
+{
+    int opc;
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iOOnn", &opc, &ao, &oo, &lo, &hi))
+        return NULL;
+    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_unary: bad op or range");
+        return NULL;
+    }
+    operand A;
+    Py_buffer ov;
+    if (get_operand(ao, &A, hi) < 0) return NULL;
+    if (A.is_scalar) {
+        release_operand(&A);
+        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_unary: operand must be a buffer");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); return NULL; }
+    uint16_t *out = (uint16_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    un_loop(opc, A.p, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    release_operand(&A);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* bfloat16 -> float32 (exact) and float32 -> bfloat16 (nearest even) over [lo, hi) */
+static PyObject *bf16_to_float32(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || av.itemsize != 2 || av.len / 2 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_to_float32: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const uint16_t *a = (const uint16_t *)av.buf;
+    float *out = (float *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    widen_loop(a, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_bf16: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 2, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const float *a = (const float *)av.buf;
+    uint16_t *out = (uint16_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    narrow_loop(a, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* float32 sums                                                             */
+/* ------------------------------------------------------------------------ */
+#define LANES 32
+#define ROWS 16
+
+/* 32 float32 lanes add 16 rows each (independent lanes: SIMD adds), each
+   block's lane sums go into 32 float64 lanes, combined pairwise at the end. */
+HOT static double sum_f32_range(const float *x, Py_ssize_t n)
+{
+    double dacc[LANES];
+    for (int j = 0; j < LANES; j++) dacc[j] = 0.0;
+    Py_ssize_t i = 0;
+    for (; i + LANES * ROWS <= n; i += LANES * ROWS) {
+        float acc[LANES];
+        for (int j = 0; j < LANES; j++) acc[j] = x[i + j];
+        for (int r = 1; r < ROWS; r++)
+            for (int j = 0; j < LANES; j++) acc[j] += x[i + r * LANES + j];
+        for (int j = 0; j < LANES; j++) dacc[j] += (double)acc[j];
+    }
+    double tail = 0.0;
+    for (; i < n; i++) tail += (double)x[i];
+    for (int w = LANES / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) dacc[j] += dacc[j + w];
+    return dacc[0] + tail;
+}
+
+static PyObject *sum_f32(PyObject *self, PyObject *args)
+{
+    PyObject *ao;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "Onn", &ao, &lo, &hi))
+        return NULL;
+    Py_buffer av;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.sum_f32: bad source or range");
+        return NULL;
+    }
+    const float *x = (const float *)av.buf;
+    double s;
+    Py_BEGIN_ALLOW_THREADS
+    s = sum_f32_range(x + lo, hi - lo);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    return PyFloat_FromDouble(s);
+}
+
+HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
+                          Py_ssize_t c0, Py_ssize_t c1)
+{
+    for (Py_ssize_t c = c0; c < c1; c++) out[c] = x[c];
+    for (Py_ssize_t r = 1; r < rows; r++) {
+        const float *row = x + r * cols;
+        for (Py_ssize_t c = c0; c < c1; c++) out[c] += row[c];
+    }
+}
+
+/* columns c0..c1 of a C-contiguous (rows, cols) float32 matrix: out[c] = sum of
+   column c, row after row in float32 (NumPy's order for a leading-axis sum) */
+static PyObject *sum_cols_f32(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo;
+    Py_ssize_t rows, cols, c0, c1;
+    if (!PyArg_ParseTuple(args, "OnnOnn", &ao, &rows, &cols, &oo, &c0, &c1))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (rows < 1 || cols < 0 || c0 < 0 || c1 < c0 || c1 > cols || av.itemsize != 4 || av.len / 4 < rows * cols) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.sum_cols_f32: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 4, c1) < 0) { PyBuffer_Release(&av); return NULL; }
+    const float *x = (const float *)av.buf;
+    float *out = (float *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    cols_loop(x, rows, cols, out, c0, c1);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"bf16_binary", bf16_binary, METH_VARARGS,
+     "bf16_binary(op, a, b, out, lo, hi, tie): out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
+    {"bf16_unary", bf16_unary, METH_VARARGS, "bf16_unary(op, a, out, lo, hi): neg/abs/square/sqrt of bfloat16"},
+    {"bf16_to_float32", bf16_to_float32, METH_VARARGS, "bf16_to_float32(src, dst, lo, hi)"},
+    {"float32_to_bf16", float32_to_bf16, METH_VARARGS, "float32_to_bf16(src, dst, lo, hi) (nearest even, NaN kept)"},
+    {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
+    {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "_kernels",
+    "Optional compiled kernels of runetensor's NumPy backend (GIL released).", -1, methods
+};
+
+PyMODINIT_FUNC PyInit__kernels(void)
+{
+    PyObject *m = PyModule_Create(&moddef);
+    if (m == NULL) return NULL;
+    if (PyModule_AddIntConstant(m, "OP_ADD", OP_ADD) < 0 || PyModule_AddIntConstant(m, "OP_SUB", OP_SUB) < 0 ||
+        PyModule_AddIntConstant(m, "OP_MUL", OP_MUL) < 0 || PyModule_AddIntConstant(m, "OP_DIV", OP_DIV) < 0 ||
+        PyModule_AddIntConstant(m, "OP_MAX", OP_MAX) < 0 || PyModule_AddIntConstant(m, "OP_MIN", OP_MIN) < 0 ||
+        PyModule_AddIntConstant(m, "UOP_NEG", UOP_NEG) < 0 || PyModule_AddIntConstant(m, "UOP_ABS", UOP_ABS) < 0 ||
+        PyModule_AddIntConstant(m, "UOP_SQUARE", UOP_SQUARE) < 0 ||
+        PyModule_AddIntConstant(m, "UOP_SQRT", UOP_SQRT) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,15 @@
+"""Build of the optional compiled kernels (everything else is in pyproject.toml).
+
+``runetensor._backend._kernels`` is optional: if the compiler is missing or
+fails, the install still succeeds and the backend takes its NumPy paths.
+No ``-march``: the wheel must run on any x86-64 / aarch64 machine; the
+compiler's auto-vectorisation at the baseline instruction set is enough.
+"""
+import sys
+
+from setuptools import Extension, setup
+
+_ARGS = [] if sys.platform == "win32" else ["-O3", "-std=c99", "-fno-math-errno"]
+
+setup(ext_modules=[Extension("runetensor._backend._kernels", ["runetensor/_backend/_kernels.c"],
+                             extra_compile_args=_ARGS, optional=True)])

@@ -1,0 +1,238 @@
+"""The optional compiled kernels (``runetensor._backend._kernels``) give the plain path's answers.
+
+Each result is computed three ways: the plain NumPy path (``_fast.ENABLED``
+off), the NumPy-only fast paths (``_fast.KERNELS`` off) and the kernels.
+bfloat16 results must be bit-identical to each other and to ml_dtypes'
+``fn(x.astype(float32), ...).astype(bfloat16)``, over every bit pattern;
+float32 sums of everything agree within the documented bound, leading-axis
+sums are bit-identical.  A subprocess checks that the library works when the
+extension cannot be imported.  Nothing here is timed.
+"""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import runetensor as rt
+from runetensor._backend import _fast
+from runetensor._backend.numpy_backend import numpy_backend as be
+
+BF16 = ml_dtypes.bfloat16
+HAVE = _fast._kernels is not None
+needs_kernels = pytest.mark.skipif(not HAVE, reason="compiled kernels not built")
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+          "maximum": np.maximum, "minimum": np.minimum}
+UNARY = {"neg": np.negative, "abs": np.absolute, "square": np.square, "sqrt": np.sqrt}
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    """Small inputs take the fast paths in many chunks, on 3 threads."""
+    for name, v in (("LOWP_MIN", 64), ("ELEM_CHUNK", 4096), ("RED_MIN", 64), ("RED_CHUNK", 1024),
+                    ("KCOL_MIN", 16), ("ALIGN", 64)):
+        monkeypatch.setattr(_fast, name, v)
+    old = rt.get_num_threads()
+    rt.set_num_threads(3)
+    yield
+    rt.set_num_threads(old)
+    _fast.ENABLED = True
+    _fast.KERNELS = HAVE
+
+
+def three(fn):
+    """(plain, fast without kernels, fast with kernels)."""
+    try:
+        _fast.ENABLED = False
+        plain = fn()
+        _fast.ENABLED, _fast.KERNELS = True, False
+        numpy_fast = fn()
+    finally:
+        _fast.ENABLED, _fast.KERNELS = True, HAVE
+    return plain, numpy_fast, fn()
+
+
+def same_bits(*arrays):
+    first = arrays[0]
+    for a in arrays[1:]:
+        assert a.dtype == first.dtype and a.shape == first.shape
+        np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(first).view(np.uint8))
+
+
+def ref_binary(op, x, y):
+    f = lambda v: v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        return np.asarray(BINARY[op](f(x), f(y))).astype(BF16)
+
+
+ALL = np.arange(1 << 16, dtype=np.uint16).view(BF16)
+SPECIAL_BITS = [0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81, 0x4000, 0x7F7F, 0xFF7F,
+                0x7F80, 0xFF80, 0x7F81, 0xFF81, 0x7FC0, 0xFFC0, 0x7FFF, 0xFFFF, 0x7FA5, 0x4B80, 0x3C00, 0xC2F7]
+
+
+@needs_kernels
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_every_bit_pattern(op):
+    for y in (ALL[::-1].copy(), np.roll(ALL, 12345), np.roll(ALL, -0x3F80)):
+        res = three(lambda: be.binary(op, ALL, y))
+        same_bits(*res, ref_binary(op, ALL, y))
+
+
+@needs_kernels
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_special_pairs_every_layout(op):
+    s = np.array(SPECIAL_BITS, np.uint16)
+    xa = np.repeat(s, len(s)).view(BF16)  # every ordered pair of special values
+    ya = np.tile(s, len(s)).view(BF16)
+    same_bits(*three(lambda: be.binary(op, xa, ya)), ref_binary(op, xa, ya))
+    for b in SPECIAL_BITS:  # one operand broadcast: a 0-d bfloat16 array on either side
+        v = np.array(b, np.uint16).view(BF16).reshape(())
+        same_bits(*three(lambda: be.binary(op, xa, v)), ref_binary(op, xa, v))
+        same_bits(*three(lambda: be.binary(op, v, xa)), ref_binary(op, v, xa))
+    for v in (0.1, 3, -0.0, float("nan"), float("inf"), 1e6, 1e39, True):  # Python scalars
+        same_bits(*three(lambda: be.binary(op, xa, v)), ref_binary(op, xa, v))
+        same_bits(*three(lambda: be.binary(op, v, xa)), ref_binary(op, v, xa))
+
+
+@needs_kernels
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_every_bit_pattern(op):
+    with np.errstate(all="ignore"):
+        ref = UNARY[op](ALL.astype(np.float32)).astype(BF16)
+    same_bits(*three(lambda: be.unary(op, ALL)), ref)
+
+
+@needs_kernels
+def test_conversions_every_bit_pattern():
+    k = _fast._kernels
+    n = ALL.size
+    wide = np.empty(n, np.float32)
+    k.bf16_to_float32(ALL.view(np.uint16), wide, 0, n)
+    same_bits(wide, ALL.astype(np.float32))
+    # float32 -> bfloat16 rounding: every bfloat16 value, the midpoints and their neighbours
+    u = ALL.view(np.uint16).astype(np.uint32) << 16
+    f = np.concatenate([u, u | 0x8000, u | 0x7FFF, u | 0x8001, u | 0x0001]).view(np.float32)
+    back = np.empty(f.size, np.uint16)
+    k.float32_to_bf16(f, back, 0, f.size)
+    with np.errstate(all="ignore"):
+        same_bits(back.view(BF16), f.astype(BF16))
+
+
+@needs_kernels
+def test_non_contiguous_and_other_dtypes_fall_back():
+    x = np.arange(600, dtype=np.float32).astype(BF16)
+    same_bits(*three(lambda: be.binary("add", x[::2], x[1::2])))
+    same_bits(*three(lambda: be.binary("pow", x, x[::-1].copy())))
+    same_bits(*three(lambda: be.unary("exp", x)))
+    e4 = x.astype(ml_dtypes.float8_e4m3fn)
+    same_bits(*three(lambda: be.binary("mul", e4, e4)))
+
+
+@needs_kernels
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 1023, 1024, 1025, 5000, 100_000])
+def test_sum_everything_within_bound(n):
+    x = (np.random.default_rng(n).standard_normal(n) * 100).astype(np.float32)
+    plain, numpy_fast, kern = three(lambda: be.reduce("sum", x, (0,), False))
+    assert kern.dtype == plain.dtype and kern.shape == plain.shape == ()
+    eps = np.finfo(np.float32).eps
+    bound = 2 * (16 + math.log2(max(n, 2)) + 2) * eps * np.abs(x.astype(np.float64)).sum()
+    assert abs(float(kern) - float(plain)) <= bound + 1e-30
+    # float64 across blocks: at least as close to the exact sum as the plain path (within one rounding)
+    exact = math.fsum(x.astype(np.float64))
+    assert abs(float(kern) - exact) <= abs(float(plain) - exact) + abs(exact) * eps + 1e-30
+
+
+@needs_kernels
+def test_sum_special_values_and_keepdims():
+    x = np.ones(5000, np.float32)
+    x[17] = np.nan
+    assert np.isnan(three(lambda: be.reduce("sum", x, (0,), False))[2])
+    x = np.ones(5000, np.float32)
+    x[3], x[4000] = np.inf, -np.inf
+    assert np.isnan(three(lambda: be.reduce("sum", x, (0,), False))[2])
+    x[4000] = 1
+    assert three(lambda: be.reduce("sum", x, (0,), False))[2] == np.inf
+    m = np.ones((40, 50), np.float32)
+    r = three(lambda: be.reduce("sum", m, (0, 1), True))
+    assert r[2].shape == (1, 1) and r[2].dtype == np.float32 and float(r[2][0, 0]) == 2000.0
+    big = np.full(3000, 3e38, np.float32)  # overflows float32: inf, like the plain path
+    assert three(lambda: be.reduce("sum", big, (0,), False))[2] == np.inf
+
+
+@needs_kernels
+@pytest.mark.parametrize("shape,axes", [((300, 70), (0,)), ((7, 300), (0,)), ((5, 6, 40), (0, 1)),
+                                        ((1, 500), (0,)), ((64, 17), (0,)), ((3, 4, 50), (0,))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_leading_axes_bit_identical(shape, axes, keepdims):
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 10).astype(np.float32)
+    plain, _, kern = three(lambda: be.reduce("sum", x, axes, keepdims))  # (the NumPy-only path adds partials)
+    same_bits(plain, kern)
+
+
+@needs_kernels
+def test_sums_do_not_depend_on_thread_count():
+    x = np.random.default_rng(5).standard_normal(50_000).astype(np.float32)
+    m = x.reshape(100, 500)
+    results = []
+    for nt in (1, 2, 3):
+        rt.set_num_threads(nt)
+        results.append([be.reduce("sum", x, (0,), False), be.reduce("sum", m, (0,), True)])
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            same_bits(a, b)
+
+
+@needs_kernels
+def test_kernel_arguments_are_checked():
+    k = _fast._kernels
+    a = np.zeros(10, np.uint16)
+    o = np.zeros(10, np.uint16)
+    with pytest.raises(ValueError):
+        k.bf16_binary(k.OP_ADD, a, a, o, 0, 11, 0)  # past the end
+    with pytest.raises(ValueError):
+        k.bf16_binary(99, a, a, o, 0, 10, 0)  # unknown op
+    with pytest.raises(ValueError):
+        k.bf16_binary(k.OP_ADD, np.zeros(10, np.float32), a, o, 0, 10, 0)  # not 2-byte items
+    with pytest.raises(ValueError):
+        k.bf16_unary(k.UOP_NEG, a, o, 5, 4)  # empty range the wrong way round
+    with pytest.raises(ValueError):
+        k.sum_f32(np.zeros(4, np.float32), 0, 5)
+    with pytest.raises(ValueError):
+        k.sum_cols_f32(np.zeros((2, 3), np.float32), 2, 3, np.zeros(2, np.float32), 0, 3)  # out too short
+    with pytest.raises((ValueError, TypeError, BufferError)):
+        k.bf16_unary(k.UOP_NEG, a, a[::2], 0, 5)  # output not contiguous
+    ro = np.zeros(10, np.uint16)
+    ro.flags.writeable = False
+    with pytest.raises((TypeError, BufferError, ValueError)):
+        k.bf16_unary(k.UOP_NEG, a, ro, 0, 10)
+
+
+def test_library_works_without_the_extension():
+    code = textwrap.dedent("""
+        import sys, importlib.abc
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "runetensor._backend._kernels":
+                    raise ImportError("blocked for the test")
+        sys.meta_path.insert(0, Block())
+        import numpy as np, ml_dtypes
+        import runetensor as rt
+        from runetensor._backend import _fast
+        assert _fast._kernels is None and not _fast.KERNELS
+        a = np.ones(200_000, dtype=np.float32)
+        from runetensor._backend.numpy_backend import numpy_backend as be
+        b = a.astype(ml_dtypes.bfloat16)
+        r = be.binary("add", b, b)
+        assert (r.astype(np.float32) == (b.astype(np.float32) * 2).astype(ml_dtypes.bfloat16).astype(np.float32)).all()
+        assert float(be.reduce("sum", a, (0,), False)) == 200_000.0
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
