@@ -35,6 +35,8 @@ UNARY = {"neg": np.negative, "abs": np.absolute, "square": np.square, "sqrt": np
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch):
     """Small inputs take the fast paths in many chunks, on 3 threads."""
+    nb = sys.modules["runetensor._backend.numpy_backend"]  # the module (the package attribute is the object)
+    monkeypatch.setattr(nb, "_FAST_MIN", 64)
     for name, v in (("LOWP_MIN", 64), ("ELEM_CHUNK", 4096), ("RED_MIN", 64), ("RED_CHUNK", 1024),
                     ("KCOL_MIN", 16), ("ALIGN", 64)):
         monkeypatch.setattr(_fast, name, v)
@@ -91,6 +93,9 @@ def test_binary_special_pairs_every_layout(op):
     xa = np.repeat(s, len(s)).view(BF16)  # every ordered pair of special values
     ya = np.tile(s, len(s)).view(BF16)
     same_bits(*three(lambda: be.binary(op, xa, ya)), ref_binary(op, xa, ya))
+    for cut in (1, 5, 13):  # odd lengths: NumPy's SIMD loops finish with a tail loop
+        same_bits(*three(lambda: be.binary(op, xa[cut:], ya[cut:])), ref_binary(op, xa[cut:], ya[cut:]))
+        same_bits(*three(lambda: be.binary(op, xa[cut:], ya[0])), ref_binary(op, xa[cut:], ya[0]))
     for b in SPECIAL_BITS:  # one operand broadcast: a 0-d bfloat16 array on either side
         v = np.array(b, np.uint16).view(BF16).reshape(())
         same_bits(*three(lambda: be.binary(op, xa, v)), ref_binary(op, xa, v))
@@ -124,6 +129,57 @@ def test_conversions_every_bit_pattern():
         same_bits(back.view(BF16), f.astype(BF16))
 
 
+F16_ALL = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+F16_SPECIAL = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x7BFF, 0xFBFF, 0x7C00,
+               0xFC00, 0x7C01, 0xFC01, 0x7E00, 0xFE00, 0x7FFF, 0xFFFF, 0x7D55, 0x5640, 0x1400, 0xC8F7]
+
+
+@needs_kernels
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "maximum", "minimum"])
+def test_float16_binary_every_bit_pattern_and_special_pairs(op):
+    for y in (F16_ALL[::-1].copy(), np.roll(F16_ALL, 12345), np.roll(F16_ALL, -0x3C00)):
+        with np.errstate(all="ignore"):
+            ref = BINARY[op](F16_ALL, y)
+        same_bits(*three(lambda: be.binary(op, F16_ALL, y)), ref)
+    s = np.array(F16_SPECIAL, np.uint16)
+    xa = np.repeat(s, len(s)).view(np.float16)
+    ya = np.tile(s, len(s)).view(np.float16)
+    with np.errstate(all="ignore"):
+        same_bits(*three(lambda: be.binary(op, xa, ya)), BINARY[op](xa, ya))
+        for cut in (1, 5, 13):  # odd lengths: tail loops
+            same_bits(*three(lambda: be.binary(op, xa[cut:], ya[cut:])), BINARY[op](xa[cut:], ya[cut:]))
+        for b in F16_SPECIAL:  # a 0-d float16 operand on either side
+            v = np.array(b, np.uint16).view(np.float16).reshape(())
+            same_bits(*three(lambda: be.binary(op, xa, v)), BINARY[op](xa, v))
+            same_bits(*three(lambda: be.binary(op, v, xa)), BINARY[op](v, xa))
+
+
+@needs_kernels
+def test_float16_kernel_direct_and_conversions():
+    k = _fast._kernels
+    n = F16_ALL.size
+    codes = {"add": k.OP_ADD, "sub": k.OP_SUB, "mul": k.OP_MUL, "div": k.OP_DIV, "maximum": k.OP_MAX,
+             "minimum": k.OP_MIN}
+    y = np.roll(F16_ALL, 777)
+    for op, code in codes.items():
+        out = np.empty(n, np.uint16)
+        rule = _fast._NAN_RULES.get(("f16", op[:3], "aa"), 0)
+        k.f16_binary(code, F16_ALL.view(np.uint16), y.view(np.uint16), out, 0, n, rule)
+        with np.errstate(all="ignore"):
+            same_bits(out.view(np.float16), BINARY[op](F16_ALL, y))
+    wide = np.empty(n, np.float32)
+    k.f16_to_float32(F16_ALL.view(np.uint16), wide, 0, n)
+    same_bits(wide, F16_ALL.astype(np.float32))
+    u = F16_ALL.astype(np.float32).view(np.uint32)  # every float16 value, midpoints and neighbours, NaNs
+    f = np.concatenate([u, u | 0x1000, u | 0x0FFF, u | 0x1001, u + 0x2000, u | 0x7FC00000,
+                        np.random.default_rng(0).integers(0, 1 << 32, 200_000, dtype=np.uint64).astype(np.uint32)])
+    f = f.view(np.float32)
+    back = np.empty(f.size, np.uint16)
+    k.float32_to_f16(f, back, 0, f.size)
+    with np.errstate(all="ignore"):
+        same_bits(back.view(np.float16), f.astype(np.float16))
+
+
 @needs_kernels
 def test_non_contiguous_and_other_dtypes_fall_back():
     x = np.arange(600, dtype=np.float32).astype(BF16)
@@ -132,6 +188,11 @@ def test_non_contiguous_and_other_dtypes_fall_back():
     same_bits(*three(lambda: be.unary("exp", x)))
     e4 = x.astype(ml_dtypes.float8_e4m3fn)
     same_bits(*three(lambda: be.binary("mul", e4, e4)))
+    h = np.arange(600, dtype=np.float16)
+    same_bits(*three(lambda: be.binary("add", h[::2], h[1::2])))
+    same_bits(*three(lambda: be.binary("add", h, np.float32(2))))  # mixed: float32 result
+    same_bits(*three(lambda: be.binary("add", h, 2.5)))  # Python scalar: NumPy's loop
+    same_bits(*three(lambda: be.binary("div", h, h[::-1].copy())))
 
 
 @needs_kernels

@@ -20,8 +20,9 @@ What they do:
   one whole call.
 * **Low-precision floats** (bfloat16, float8): converted to float32, computed
   and rounded back chunk by chunk in cache-sized scratch buffers, on threads.
-  bfloat16 ``add sub mul div maximum minimum neg abs square sqrt`` run fused
-  (widen, compute, round in one pass) in the optional compiled kernels.
+  bfloat16 ``add sub mul div maximum minimum neg abs square sqrt`` (and
+  float16 ``add sub mul maximum minimum``) run fused (widen, compute, round
+  in one pass) in the optional compiled kernels.
 * **Compiled kernels** (optional, ``runetensor._backend._kernels``, built from
   ``_kernels.c`` when a C compiler is available): fused bfloat16 ops and
   float32 sums, GIL released so the chunks run in parallel.  ``KERNELS =
@@ -73,6 +74,7 @@ SORT_MIN = 256
 
 _F32 = np.dtype(np.float32)
 _U16 = np.dtype(np.uint16)
+_F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
 
@@ -239,7 +241,37 @@ def ufunc_call(fn, *ops):
         rd = fn(*[_probe(a) for a in ops]).dtype  # the loop NumPy picks (raises as the plain call would)
     if rd.hasobject:
         return None
+    if KERNELS and rd == _F16 and len(ops) == 2:
+        r = _f16_kernel(fn, ops, shape)
+        if r is not None:
+            return r
     return _run_ufunc(fn, ops, empty(shape, rd), shape)
+
+
+def _f16_kernel(fn, ops, shape):
+    """float16 ``add subtract multiply true_divide maximum minimum`` of float16 arrays (0-d ones
+    broadcast) in the compiled kernels, on threads; ``None`` when not applicable."""
+    code = _KF16.get(fn)
+    if code is None:
+        return None
+    name = _F16_NAMES[fn]
+    rule = _NAN_RULES.get(("f16", name, _layout(ops)), -1) if name in _NAN_OPS else 0
+    if rule < 0:
+        return None
+    flat = []
+    for a in ops:
+        if type(a) is not np.ndarray or a.dtype != _F16 or (a.ndim and a.shape != shape):
+            return None
+        flat.append(a.reshape(-1).view(_U16))
+    out = empty(shape, _F16)
+    o = out.reshape(-1).view(_U16)
+    n = out.size
+    if n == 0:
+        return out
+    kern = _kernels.f16_binary
+    ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
+    parallel_for(lambda i: kern(code, flat[0], flat[1], o, ranges[i][0], ranges[i][1], rule), len(ranges))
+    return out
 
 
 _tls = threading.local()
@@ -339,11 +371,63 @@ def _probe_ties() -> dict:
 
 
 _TIES = _probe_ties()
+
+_NAN_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _probe_nan_rules() -> dict:
+    """For NumPy's float16 / float32 arithmetic loops here: which NaN comes out when both operands are NaNs.
+
+    Bit ``2 * quiet(a) + quiet(b)`` of a rule is set when the first operand's
+    NaN (quieted) is returned; -1: neither operand's (not reproducible, the
+    kernels are not used).  Per dtype, op and operand layout, like the ties.
+    """
+    pats = {"f16": (np.float16, np.uint16, (0x7C05, 0x7E05), (0xFC03, 0xFE03), 0x0200),
+            "f32": (np.float32, np.uint32, (0x7F850000, 0x7FC50000), (0xFF830000, 0xFFC30000), 0x00400000)}
+    out = {}
+    for kind, (ft, ut, pa, pb, qbit) in pats.items():
+        for op, f in _NAN_OPS.items():
+            for lay in ("aa", "sa", "as"):
+                rule = 0
+                for qa in (0, 1):
+                    for qb in (0, 1):
+                        a = np.full(256, pa[qa], ut).view(ft)
+                        b = np.full(256, pb[qb], ut).view(ft)
+                        if lay == "sa":
+                            a = a[:1].reshape(())
+                        elif lay == "as":
+                            b = b[:1].reshape(())
+                        with _quiet():
+                            r = np.asarray(f(a, b)).reshape(-1).view(ut) | ut(qbit)
+                        if np.all(r == ut(pa[qa] | qbit)):
+                            rule |= 1 << (2 * qa + qb)
+                        elif not np.all(r == ut(pb[qb] | qbit)):
+                            rule = -1
+                            break
+                    if rule < 0:
+                        break
+                out[kind, op, lay] = rule
+    return out
+
+
+_NAN_RULES = _probe_nan_rules()
+
+
+def _layout(ops) -> str:
+    """'sa' / 'as' when the first / second operand is a scalar or 0-d array, else 'aa'."""
+    if type(ops[0]) is not np.ndarray or not ops[0].ndim:
+        return "sa"
+    return "as" if type(ops[1]) is not np.ndarray or not ops[1].ndim else "aa"
 _KBIN = {"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5}
 _KUN = {"neg": 0, "abs": 1, "square": 2, "sqrt": 3}
+_KF16: dict = {}
+_F16_NAMES = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+              np.maximum: "maximum", np.minimum: "minimum"}
 if _kernels is not None:  # the module's own numbering
     _KBIN = {"add": _kernels.OP_ADD, "sub": _kernels.OP_SUB, "mul": _kernels.OP_MUL, "div": _kernels.OP_DIV,
              "maximum": _kernels.OP_MAX, "minimum": _kernels.OP_MIN}
+    _KF16 = {np.add: _kernels.OP_ADD, np.subtract: _kernels.OP_SUB, np.multiply: _kernels.OP_MUL,
+             np.true_divide: _kernels.OP_DIV, np.maximum: _kernels.OP_MAX, np.minimum: _kernels.OP_MIN}
     _KUN = {"neg": _kernels.UOP_NEG, "abs": _kernels.UOP_ABS, "square": _kernels.UOP_SQUARE,
             "sqrt": _kernels.UOP_SQRT}
 
@@ -374,9 +458,8 @@ def _bf16_kernel(op, ops, shape, n):
         code = _KBIN.get(op)
         if code is None:
             return None
-        lay = "sa" if type(ops[0]) is not np.ndarray or not ops[0].ndim else \
-              "as" if type(ops[1]) is not np.ndarray or not ops[1].ndim else "aa"
-        tie = _TIES.get((op, lay), 0)
+        lay = _layout(ops)
+        tie = _TIES.get((op, lay), 0) if op in ("maximum", "minimum") else _NAN_RULES.get(("f32", op, lay), -1)
         if tie < 0:
             return None
         a, b = _k_operand(ops[0]), _k_operand(ops[1])

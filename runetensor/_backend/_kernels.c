@@ -39,6 +39,53 @@ static inline uint16_t f32_to_bf16(float f)
     return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : r);  /* branch-free: vectorises */
 }
 
+/* ------------------------------------------------------------------------ */
+/* float16 <-> float32 (bit manipulation, branch-free so that it vectorises) */
+/* ------------------------------------------------------------------------ */
+static inline float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t em = h & 0x7fffu;
+    uint32_t normal = (em << 13) + ((uint32_t)(127 - 15) << 23);
+    uint32_t special = (em << 13) | 0x7f800000u;               /* inf / NaN, payload kept */
+    float sub = (float)(int32_t)em * 5.9604644775390625e-8f;    /* zero / subnormal: em * 2^-24, exact */
+    uint32_t subu;
+    memcpy(&subu, &sub, 4);
+    uint32_t ms = 0u - (uint32_t)(em >= 0x7c00u);   /* all ones where inf / NaN */
+    uint32_t mn = 0u - (uint32_t)(em >= 0x0400u);   /* all ones where normal (or inf / NaN) */
+    uint32_t u = (special & ms) | (normal & mn & ~ms) | (subu & ~mn);
+    u |= sign;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* nearest even, overflow to inf, gradual underflow; NaN keeps its sign and
+   the top 10 payload bits (NumPy's npy_float_to_half; at least one set) */
+static inline uint16_t f32_to_f16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    /* NaN / inf / overflow */
+    uint32_t pay = (a & 0x007fffffu) >> 13;
+    uint32_t big = 0x7c00u | ((pay | (uint32_t)(pay == 0u)) & (0u - (uint32_t)(a > 0x7f800000u)));
+    /* subnormal results (|x| < 2^-14): adding 0.5 lets the FPU round at the right bit */
+    float af;
+    memcpy(&af, &a, 4);
+    float sf = af + 0.5f;
+    uint32_t su;
+    memcpy(&su, &sf, 4);
+    uint32_t subn = su - 0x3f000000u;
+    /* normal results: rebias, round to nearest even at bit 13 */
+    uint32_t norm = (a + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    uint32_t mb = 0u - (uint32_t)(a >= 0x47800000u);   /* all ones: beyond float16's range, inf, NaN */
+    uint32_t mu = 0u - (uint32_t)(a < 0x38800000u);    /* all ones: subnormal result */
+    uint32_t r = (big & mb) | (subn & mu) | (norm & ~mb & ~mu);
+    return (uint16_t)(r | sign);
+}
+
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
 enum { UOP_NEG, UOP_ABS, UOP_SQUARE, UOP_SQRT };
 
@@ -63,6 +110,32 @@ static inline float fmin_np(float a, float b, int b_on_tie)
     return a <= b ? a : b;
 }
 
+/* Which NaN an arithmetic op returns when both operands are NaNs depends on
+   the machine (x86 returns its first source operand, Arm prefers a
+   signalling NaN) and on the operand order the compiler chose, in NumPy's
+   loops and here.  So the kernels decide explicitly: a NaN operand, quieted,
+   is returned as the result; when both are NaNs, bit (2 * quiet(a) +
+   quiet(b)) of `rule` set means `a`, clear means `b`.  `rule` is probed from
+   NumPy at import (see _fast.py).  NaNs made from non-NaN operands (inf - inf,
+   0 * inf, 0 / 0) are the hardware's default NaN, as in NumPy. */
+static inline float nan_fix(float a, float b, float r, int rule)
+{
+    uint32_t ua, ub, ur;
+    memcpy(&ua, &a, 4);
+    memcpy(&ub, &b, 4);
+    memcpy(&ur, &r, 4);
+    uint32_t an = 0u - (uint32_t)((ua & 0x7fffffffu) > 0x7f800000u);
+    uint32_t bn = 0u - (uint32_t)((ub & 0x7fffffffu) > 0x7f800000u);
+    uint32_t idx = ((ua >> 21) & 2u) | ((ub >> 22) & 1u);
+    uint32_t prefa = 0u - (((uint32_t)rule >> idx) & 1u);
+    uint32_t pa = an & (~bn | prefa);
+    uint32_t pb = bn & ~pa;
+    uint32_t res = ((ua | 0x400000u) & pa) | ((ub | 0x400000u) & pb) | (ur & ~pa & ~pb);
+    float f;
+    memcpy(&f, &res, 4);
+    return f;
+}
+
 /* an operand: a bfloat16 buffer (n elements, or 1 = broadcast) or a float32 scalar */
 typedef struct {
     Py_buffer view;
@@ -73,7 +146,7 @@ typedef struct {
     int is_scalar;
 } operand;
 
-static int get_operand(PyObject *o, operand *op, Py_ssize_t need)
+static int get_operand(PyObject *o, operand *op, Py_ssize_t need, float (*widen)(uint16_t))
 {
     op->has_view = 0;
     op->is_scalar = 0;
@@ -92,7 +165,7 @@ static int get_operand(PyObject *o, operand *op, Py_ssize_t need)
         return -1;
     }
     if (op->len == 1) {
-        op->scalar = bf16_to_f32(op->p[0]);
+        op->scalar = widen(op->p[0]);
         op->is_scalar = 1;
     }
     return 0;
@@ -126,6 +199,30 @@ static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t ne
 #define HOT
 #endif
 
+/* the three operand layouts (scalar-array, array-scalar, array-array) over [LO, HI) */
+#define LOOP3(LO, HI, W, N, EXPR)                                                              \
+    if (as_) { for (Py_ssize_t i = LO; i < HI; i++) {                                          \
+        float a = sa, b = W(pb[i]); out[i] = N(EXPR); } }                                      \
+    else if (bs_) { for (Py_ssize_t i = LO; i < HI; i++) {                                     \
+        float a = W(pa[i]), b = sb; out[i] = N(EXPR); } }                                      \
+    else { for (Py_ssize_t i = LO; i < HI; i++) {                                              \
+        float a = W(pa[i]), b = W(pb[i]); out[i] = N(EXPR); } }
+
+/* arithmetic in blocks: a NaN operand always gives a NaN result, so blocks
+   with a NaN result are redone choosing the NaN explicitly (nan_fix) */
+#define ARITH(W, N, OPX)                                                               \
+    for (Py_ssize_t i0 = lo; i0 < hi; i0 += 1024) {                                            \
+        Py_ssize_t i1 = hi - i0 < 1024 ? hi : i0 + 1024;                                       \
+        unsigned nanr = 0;                                                                     \
+        if (as_) { for (Py_ssize_t i = i0; i < i1; i++) {                                      \
+            float a = sa, b = W(pb[i]), r = a OPX b; nanr |= (unsigned)(r != r); out[i] = N(r); } } \
+        else if (bs_) { for (Py_ssize_t i = i0; i < i1; i++) {                                 \
+            float a = W(pa[i]), b = sb, r = a OPX b; nanr |= (unsigned)(r != r); out[i] = N(r); } } \
+        else { for (Py_ssize_t i = i0; i < i1; i++) {                                          \
+            float a = W(pa[i]), b = W(pb[i]), r = a OPX b; nanr |= (unsigned)(r != r); out[i] = N(r); } } \
+        if (nanr) { LOOP3(i0, i1, W, N, nan_fix(a, b, a OPX b, rule)) }                        \
+    }
+
 #define BIN_CASE(EXPR)                                                                         \
     if (as_) { for (Py_ssize_t i = lo; i < hi; i++) {                                          \
         float a = sa, b = bf16_to_f32(pb[i]); out[i] = f32_to_bf16(EXPR); } }                  \
@@ -137,13 +234,14 @@ static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t ne
 HOT static void bin_loop(int opc, int tie, const uint16_t *pa, float sa, int as_,
                          const uint16_t *pb, float sb, int bs_, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
+    int rule = tie;  /* add sub mul div: the NaN rule; maximum minimum: the tie rule */
     if (as_ && bs_) {  /* both broadcast: one value */
         float a = sa, b = sb, r;
         switch (opc) {
-        case OP_ADD: r = a + b; break;
-        case OP_SUB: r = a - b; break;
-        case OP_MUL: r = a * b; break;
-        case OP_DIV: r = a / b; break;
+        case OP_ADD: r = nan_fix(a, b, a + b, tie); break;
+        case OP_SUB: r = nan_fix(a, b, a - b, tie); break;
+        case OP_MUL: r = nan_fix(a, b, a * b, tie); break;
+        case OP_DIV: r = nan_fix(a, b, a / b, tie); break;
         case OP_MAX: r = fmax_np(a, b, tie); break;
         default: r = fmin_np(a, b, tie); break;
         }
@@ -152,10 +250,10 @@ HOT static void bin_loop(int opc, int tie, const uint16_t *pa, float sa, int as_
         return;
     }
     switch (opc) {
-    case OP_ADD: BIN_CASE(a + b) break;
-    case OP_SUB: BIN_CASE(a - b) break;
-    case OP_MUL: BIN_CASE(a * b) break;
-    case OP_DIV: BIN_CASE(a / b) break;
+    case OP_ADD: ARITH(bf16_to_f32, f32_to_bf16, +) break;
+    case OP_SUB: ARITH(bf16_to_f32, f32_to_bf16, -) break;
+    case OP_MUL: ARITH(bf16_to_f32, f32_to_bf16, *) break;
+    case OP_DIV: ARITH(bf16_to_f32, f32_to_bf16, /) break;
     case OP_MAX: if (tie) { BIN_CASE(fmax_np(a, b, 1)) } else { BIN_CASE(fmax_np(a, b, 0)) } break;
     case OP_MIN: if (tie) { BIN_CASE(fmin_np(a, b, 1)) } else { BIN_CASE(fmin_np(a, b, 0)) } break;
     }
@@ -200,8 +298,8 @@ static PyObject *bf16_binary(PyObject *self, PyObject *args)
     }
     operand A, B;
     Py_buffer ov;
-    if (get_operand(ao, &A, hi) < 0) return NULL;
-    if (get_operand(bo, &B, hi) < 0) { release_operand(&A); return NULL; }
+    if (get_operand(ao, &A, hi, bf16_to_f32) < 0) return NULL;
+    if (get_operand(bo, &B, hi, bf16_to_f32) < 0) { release_operand(&A); return NULL; }
     if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
     uint16_t *out = (uint16_t *)ov.buf;
     Py_BEGIN_ALLOW_THREADS
@@ -209,6 +307,110 @@ static PyObject *bf16_binary(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     release_operand(&A);
     release_operand(&B);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* float16: NumPy's half loops compute add/sub/mul/div in float32 and round once;
+   maximum/minimum compare and return an input's bits unchanged (a NaN first
+   operand, else the first operand when >= (<=), else the second) */
+#define H_SEL(CMP)                                                                             \
+    for (Py_ssize_t i = lo; i < hi; i++) {                                                     \
+        uint16_t ha = as_ ? ra : pa[i], hb = bs_ ? rb : pb[i];                                 \
+        float a = f16_to_f32(ha), b = f16_to_f32(hb);                                          \
+        out[i] = (a != a || (CMP)) ? ha : hb;                                                  \
+    }
+
+HOT static void h_loop(int opc, int rule, const uint16_t *pa, float sa, uint16_t ra, int as_,
+                       const uint16_t *pb, float sb, uint16_t rb, int bs_, uint16_t *out,
+                       Py_ssize_t lo, Py_ssize_t hi)
+{
+    switch (opc) {
+    case OP_ADD: ARITH(f16_to_f32, f32_to_f16, +) break;
+    case OP_SUB: ARITH(f16_to_f32, f32_to_f16, -) break;
+    case OP_MUL: ARITH(f16_to_f32, f32_to_f16, *) break;
+    case OP_DIV: ARITH(f16_to_f32, f32_to_f16, /) break;
+    case OP_MAX: H_SEL(a >= b) break;
+    case OP_MIN: H_SEL(a <= b) break;
+    }
+}
+
+static PyObject *f16_binary(PyObject *self, PyObject *args)
+{
+    int opc, rule;
+    PyObject *ao, *bo, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &rule))
+        return NULL;
+    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.f16_binary: bad op or range");
+        return NULL;
+    }
+    operand A, B;
+    Py_buffer ov;
+    if (get_operand(ao, &A, hi, f16_to_f32) < 0) return NULL;
+    if (get_operand(bo, &B, hi, f16_to_f32) < 0) { release_operand(&A); return NULL; }
+    if (!A.has_view || !B.has_view) {
+        release_operand(&A);
+        release_operand(&B);
+        PyErr_SetString(PyExc_ValueError, "_kernels.f16_binary: operands must be float16 buffers");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    uint16_t *out = (uint16_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    h_loop(opc, rule, A.p, A.scalar, A.p[0], A.is_scalar, B.p, B.scalar, B.p[0], B.is_scalar, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    release_operand(&A);
+    release_operand(&B);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f16_to_float32(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || av.itemsize != 2 || av.len / 2 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.f16_to_float32: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const uint16_t *a = (const uint16_t *)av.buf;
+    float *o = (float *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f16_to_f32(a[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyObject *float32_to_f16(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_f16: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 2, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const float *a = (const float *)av.buf;
+    uint16_t *o = (uint16_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_f16(a[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
 }
@@ -226,7 +428,7 @@ static PyObject *bf16_unary(PyObject *self, PyObject *args)
     }
     operand A;
     Py_buffer ov;
-    if (get_operand(ao, &A, hi) < 0) return NULL;
+    if (get_operand(ao, &A, hi, bf16_to_f32) < 0) return NULL;
     if (A.is_scalar) {
         release_operand(&A);
         PyErr_SetString(PyExc_ValueError, "_kernels.bf16_unary: operand must be a buffer");
@@ -378,10 +580,14 @@ static PyObject *sum_cols_f32(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"bf16_binary", bf16_binary, METH_VARARGS,
-     "bf16_binary(op, a, b, out, lo, hi, tie): out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
+     "bf16_binary(op, a, b, out, lo, hi, mode): mode: NaN rule (add sub mul div) or tie rule (maximum minimum); out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
     {"bf16_unary", bf16_unary, METH_VARARGS, "bf16_unary(op, a, out, lo, hi): neg/abs/square/sqrt of bfloat16"},
     {"bf16_to_float32", bf16_to_float32, METH_VARARGS, "bf16_to_float32(src, dst, lo, hi)"},
     {"float32_to_bf16", float32_to_bf16, METH_VARARGS, "float32_to_bf16(src, dst, lo, hi) (nearest even, NaN kept)"},
+    {"f16_binary", f16_binary, METH_VARARGS,
+     "f16_binary(op, a, b, out, lo, hi, rule): float16 a/b buffers (1 element broadcasts), NumPy's half loops' results"},
+    {"f16_to_float32", f16_to_float32, METH_VARARGS, "f16_to_float32(src, dst, lo, hi)"},
+    {"float32_to_f16", float32_to_f16, METH_VARARGS, "float32_to_f16(src, dst, lo, hi) (nearest even)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
     {NULL, NULL, 0, NULL}
