@@ -153,6 +153,15 @@ def _bf16_add(ctx):
     return _all(ctx, [a, b], f, f, f, f)
 
 
+@workload("f8_add_1e7", "a + b, 1e7 float8_e4m3fn (NumPy: ml_dtypes)", target=4.0)
+def _f8_add(ctx):
+    import ml_dtypes
+    n = ctx.n(10_000_000)
+    a, b = (_f32(ctx, n).astype(ml_dtypes.float8_e4m3fn) for _ in range(2))
+    f = lambda x, y: x + y  # noqa: E731
+    return _all(ctx, [a, b], f, f, None, f)  # PyTorch has no float8 add on the CPU
+
+
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 Each result is computed three ways: the plain NumPy path (``_fast.ENABLED``
 off), the NumPy-only fast paths (``_fast.KERNELS`` off) and the kernels.
-bfloat16 results must be bit-identical to each other and to ml_dtypes'
-``fn(x.astype(float32), ...).astype(bfloat16)``, over every bit pattern;
+bfloat16 and float8 results must be bit-identical to each other and to ml_dtypes'
+``fn(x.astype(float32), ...).astype(dtype)``, over every bit pattern (every
+operand pair for float8);
 float32 sums of everything agree within the documented bound, leading-axis
 sums are bit-identical.  A subprocess checks that the library works when the
 extension cannot be imported.  Nothing here is timed.
@@ -195,6 +196,112 @@ def test_non_contiguous_and_other_dtypes_fall_back():
     same_bits(*three(lambda: be.binary("div", h, h[::-1].copy())))
 
 
+F8 = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+F8_FMT = {"e4m3": 0, "e5m2": 1}
+F8_ALL = np.arange(256, dtype=np.uint8)
+
+
+def f8_ref(fn, t, *xs):
+    """ml_dtypes' conversions around a float32 op: what the plain path computes."""
+    f = lambda v: v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*[f(x) for x in xs])).astype(t)
+
+
+def same_as_native(res, native):
+    """ml_dtypes' own float8 ufuncs pick NaN signs differently; every other result is bit-identical."""
+    rn = np.isnan(res.astype(np.float32))
+    np.testing.assert_array_equal(rn, np.isnan(native.astype(np.float32)))
+    np.testing.assert_array_equal(res.view(np.uint8)[~rn], native.view(np.uint8)[~rn])
+
+
+@needs_kernels
+@pytest.mark.parametrize("fmt", sorted(F8))
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_float8_binary_every_pair(fmt, op):
+    t = F8[fmt]
+    x = np.repeat(F8_ALL, 256).view(t)  # all 256 x 256 ordered pairs
+    y = np.tile(F8_ALL, 256).view(t)
+    ref = f8_ref(BINARY[op], t, x, y)
+    for ops in ((x, y), (x, np.asarray(y[0])), (2.5, y)):  # the kernels do take these
+        assert _fast._lowp_kernel(op, ops, x.shape, x.size, x.dtype) is not None
+    res = three(lambda: be.binary(op, x, y))
+    same_bits(*res, ref)
+    with np.errstate(all="ignore"):
+        same_as_native(res[2], BINARY[op](x, y))
+    for cut in (1, 5, 13):  # odd lengths
+        same_bits(*three(lambda: be.binary(op, x[cut:], y[cut:])), f8_ref(BINARY[op], t, x[cut:], y[cut:]))
+    sub = F8_ALL.view(t)
+    for b in range(256):  # every value as a 0-d operand on either side
+        v = np.array(b, np.uint8).view(t).reshape(())
+        same_bits(*three(lambda: be.binary(op, sub, v)), f8_ref(BINARY[op], t, sub, v))
+        same_bits(*three(lambda: be.binary(op, v, sub)), f8_ref(BINARY[op], t, v, sub))
+    for v in (0.1, 3, -0.0, float("nan"), float("inf"), 448.0, 464.0, 1e6, 1e39, True):  # Python scalars
+        same_bits(*three(lambda: be.binary(op, x, v)), f8_ref(BINARY[op], t, x, v))
+        same_bits(*three(lambda: be.binary(op, v, x)), f8_ref(BINARY[op], t, v, x))
+
+
+@needs_kernels
+@pytest.mark.parametrize("fmt", sorted(F8))
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_float8_unary_every_value(fmt, op):
+    t = F8[fmt]
+    x = np.tile(F8_ALL, 3).view(t)
+    assert _fast._lowp_kernel(op, (x,), x.shape, x.size, x.dtype) is not None
+    same_bits(*three(lambda: be.unary(op, x)), f8_ref(UNARY[op], t, x))
+    with np.errstate(all="ignore"):
+        same_as_native(be.unary(op, x), UNARY[op](x))
+
+
+@needs_kernels
+@pytest.mark.parametrize("fmt", sorted(F8))
+def test_float8_conversions(fmt):
+    """Widening of all 256 values; narrowing of every float8 value, the midpoints between neighbours
+    and their float32 neighbours, the overflow boundary, infinities, NaNs, subnormals, -0 and random
+    bit patterns, against ml_dtypes' float32 -> float8 cast.  (All 2^32 float32 patterns were checked
+    once outside the suite.)"""
+    k, t, code = _fast._kernels, F8[fmt], F8_FMT[fmt]
+    wide = np.empty(256, np.float32)
+    k.f8_to_float32(code, F8_ALL, wide, 0, 256)
+    same_bits(wide, F8_ALL.view(t).astype(np.float32))
+    v = F8_ALL.view(t).astype(np.float32)
+    v = np.sort(v[~np.isnan(v)])
+    mids = (v[:-1].astype(np.float64) + v[1:]) / 2
+    mids = mids[np.isfinite(mids)].astype(np.float32)  # exact in float32
+    top = float(ml_dtypes.finfo(t).max)
+    step = top - float(np.nextafter(np.float32(top), np.float32(0)).astype(t).astype(np.float32))
+    edge = np.array([top, top + step / 2, top + step, 2 * top, 3e38, np.inf, np.nan, 1e-30, 1e-45], np.float32)
+    base = np.concatenate([v, mids, edge]).astype(np.float32)
+    u = base.view(np.uint32)
+    rnd = np.random.default_rng(1).integers(0, 1 << 32, 400_000, dtype=np.uint64).astype(np.uint32)
+    nans = np.array([0x7FC00000, 0x7F800001, 0x7FA00000, 0x7FFFFFFF, 0x7FE00001], np.uint32)
+    allu = np.concatenate([u, u + 1, u - 1, rnd, nans])
+    allu = np.concatenate([allu, allu ^ np.uint32(0x80000000)])
+    f = allu.view(np.float32)
+    back = np.empty(f.size, np.uint8)
+    k.float32_to_f8(code, f, back, 0, f.size)
+    with np.errstate(all="ignore"):
+        same_bits(back.view(t), f.astype(t))
+
+
+@needs_kernels
+def test_float8_kernel_arguments_are_checked():
+    k = _fast._kernels
+    a, o = np.zeros(10, np.uint8), np.zeros(10, np.uint8)
+    with pytest.raises(ValueError):
+        k.f8_binary(0, k.OP_ADD, a, a, o, 0, 11, 0)  # past the end
+    with pytest.raises(ValueError):
+        k.f8_binary(2, k.OP_ADD, a, a, o, 0, 10, 0)  # unknown format
+    with pytest.raises(ValueError):
+        k.f8_binary(0, k.OP_ADD, np.zeros(10, np.uint16), a, o, 0, 10, 0)  # not 1-byte items
+    with pytest.raises(ValueError):
+        k.f8_unary(1, k.UOP_NEG, a, np.zeros(10, np.uint16), 0, 10)  # output item size
+    with pytest.raises(ValueError):
+        k.f8_unary(1, 99, a, o, 0, 10)  # unknown op
+    with pytest.raises(ValueError):
+        k.float32_to_f8(0, np.zeros(4, np.float32), o, 0, 5)
+
+
 @needs_kernels
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 1023, 1024, 1025, 5000, 100_000])
 def test_sum_everything_within_bound(n):
@@ -291,6 +398,13 @@ def test_library_works_without_the_extension():
         b = a.astype(ml_dtypes.bfloat16)
         r = be.binary("add", b, b)
         assert (r.astype(np.float32) == (b.astype(np.float32) * 2).astype(ml_dtypes.bfloat16).astype(np.float32)).all()
+        for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2):
+            x = np.tile(np.arange(256, dtype=np.uint8), 800).view(t)
+            y = np.roll(x, 77)
+            with np.errstate(all="ignore"):
+                for op, f in (("add", np.add), ("div", np.divide), ("maximum", np.maximum)):
+                    ref = f(x.astype(np.float32), y.astype(np.float32)).astype(t)
+                    assert (be.binary(op, x, y).view(np.uint8) == ref.view(np.uint8)).all(), op
         assert float(be.reduce("sum", a, (0,), False)) == 200_000.0
         print("ok")
     """)

@@ -20,11 +20,12 @@ What they do:
   one whole call.
 * **Low-precision floats** (bfloat16, float8): converted to float32, computed
   and rounded back chunk by chunk in cache-sized scratch buffers, on threads.
-  bfloat16 ``add sub mul div maximum minimum neg abs square sqrt`` (and
-  float16 ``add sub mul maximum minimum``) run fused (widen, compute, round
-  in one pass) in the optional compiled kernels.
+  bfloat16 and float8 ``add sub mul div maximum minimum neg abs square
+  sqrt`` (and float16 ``add sub mul maximum minimum``) run fused (widen,
+  compute, round in one pass) in the optional compiled kernels.
 * **Compiled kernels** (optional, ``runetensor._backend._kernels``, built from
-  ``_kernels.c`` when a C compiler is available): fused bfloat16 ops and
+  ``_kernels.c`` when a C compiler is available): fused bfloat16 / float16 /
+  float8 ops and
   float32 sums, GIL released so the chunks run in parallel.  ``KERNELS =
   False`` (or a failed import) gives the NumPy-only paths.
 * **Blocked transpose copy** for ``copy``/``contiguous`` of 2-d transposed views.
@@ -298,7 +299,7 @@ def lowp_call(fn, ops, nd, boolres: bool, op: str | None = None):
 
     Same result as ``fn(*[a.astype(float32)...]).astype(nd)``, chunk by chunk
     in scratch buffers, on threads (or fused in the compiled kernels for the
-    bfloat16 ops they have; ``op`` is the backend's op name).  ``None`` when
+    bfloat16 / float8 ops they have; ``op`` is the backend's op name).  ``None`` when
     not applicable.
     """
     if not ENABLED or not (nd == _BF16 or nd in _F8):
@@ -310,8 +311,8 @@ def lowp_call(fn, ops, nd, boolres: bool, op: str | None = None):
     n = arrs[0].size
     if n < LOWP_MIN:
         return None
-    if KERNELS and nd == _BF16 and not boolres and op is not None:
-        r = _bf16_kernel(op, ops, shape, n)
+    if KERNELS and not boolres and op is not None:
+        r = _lowp_kernel(op, ops, shape, n, nd)
         if r is not None:
             return r
     ops = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else
@@ -432,13 +433,14 @@ if _kernels is not None:  # the module's own numbering
             "sqrt": _kernels.UOP_SQRT}
 
 
-def _k_operand(a):
-    """A bfloat16 array as a flat uint16 view, or a scalar / 0-d operand as its float32 value (a float)."""
+def _k_operand(a, nd=_BF16):
+    """A bfloat16 / float8 (``nd``) array as a flat uint16 / uint8 view, or a scalar / 0-d operand as its
+    float32 value (a float)."""
     if type(a) is np.ndarray:
         if a.ndim:
-            return a.reshape(-1).view(_U16) if a.dtype == _BF16 else None
-        if a.dtype == _BF16:
-            return a.reshape(1).view(_U16)
+            return a.reshape(-1).view(_KVIEW[nd]) if a.dtype == nd else None
+        if a.dtype == nd:
+            return a.reshape(1).view(_KVIEW[nd])
         if a.dtype.kind not in "fiub":
             return None
         with _quiet():
@@ -450,6 +452,49 @@ def _k_operand(a):
             return float(np.asarray(a, dtype=_F32))  # as the plain path converts it
     except (OverflowError, ValueError, TypeError):
         return None
+
+
+_F8FMT = {_F8[0]: 0, _F8[1]: 1}  # the kernels' float8 format numbers (e4m3fn, e5m2)
+_KVIEW = {_BF16: _U16, _F8[0]: np.dtype(np.uint8), _F8[1]: np.dtype(np.uint8)}
+
+
+def _lowp_kernel(op, ops, shape, n, nd):
+    """Fused bfloat16 / float8 ``op`` in the compiled kernels, on threads; ``None`` when they do not have it."""
+    if nd == _BF16:
+        return _bf16_kernel(op, ops, shape, n)
+    fmt = _F8FMT.get(nd)
+    if fmt is None:
+        return None
+    u8 = _KVIEW[nd]
+    if len(ops) == 2:
+        code = _KBIN.get(op)
+        if code is None:
+            return None
+        lay = _layout(ops)
+        rule = _TIES.get((op, lay), 0) if op in ("maximum", "minimum") else _NAN_RULES.get(("f32", op, lay), -1)
+        if rule < 0:
+            return None
+        a, b = _k_operand(ops[0], nd), _k_operand(ops[1], nd)
+        if a is None or b is None:
+            return None
+        out = empty(shape, nd)
+        o = out.reshape(-1).view(u8)
+        kern = _kernels.f8_binary
+        ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
+        parallel_for(lambda i: kern(fmt, code, a, b, o, ranges[i][0], ranges[i][1], rule), len(ranges))
+        return out
+    code = _KUN.get(op)
+    if code is None:
+        return None
+    a = _k_operand(ops[0], nd)
+    if a is None or type(a) is float or a.size != n:
+        return None
+    out = empty(shape, nd)
+    o = out.reshape(-1).view(u8)
+    kern = _kernels.f8_unary
+    ranges = chunk_ranges(n, ELEM_CHUNK, ALIGN)
+    parallel_for(lambda i: kern(fmt, code, a, o, ranges[i][0], ranges[i][1]), len(ranges))
+    return out
 
 
 def _bf16_kernel(op, ops, shape, n):

@@ -8,10 +8,11 @@
  * GIL released.  If this module fails to build or import, the backend takes
  * its NumPy paths (same results; see runetensor/_backend/_fast.py).
  *
- * Low-precision floats (bfloat16) are computed exactly as the plain path
- * does: widen to float32 (exact), one float32 operation, round back to the
- * nearest even with NaN canonicalised to the sign-preserving quiet NaN (what
- * ml_dtypes' float32 -> bfloat16 cast gives).
+ * Low-precision floats (bfloat16, float8_e4m3fn, float8_e5m2) are computed
+ * exactly as the plain path does: widen to float32 (exact), one float32
+ * operation, round back to the nearest even with NaN canonicalised to the
+ * sign-preserving quiet NaN (what ml_dtypes' float32 -> bfloat16 / float8
+ * casts give).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,10 +20,20 @@
 #include <string.h>
 #include <math.h>
 
+/* The small helpers below are always inlined: called out of line from the
+   AVX2 clones of the loops (see HOT) they would run as baseline SSE code, and
+   the calls, made for every element of a block that holds a NaN, cost
+   hundreds of nanoseconds each (AVX/SSE transitions). */
+#if defined(__GNUC__) || defined(__clang__)
+#define INLINE static inline __attribute__((always_inline))
+#else
+#define INLINE static inline
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* bfloat16 <-> float32                                                     */
 /* ------------------------------------------------------------------------ */
-static inline float bf16_to_f32(uint16_t h)
+INLINE float bf16_to_f32(uint16_t h)
 {
     uint32_t u = (uint32_t)h << 16;
     float f;
@@ -30,7 +41,7 @@ static inline float bf16_to_f32(uint16_t h)
     return f;
 }
 
-static inline uint16_t f32_to_bf16(float f)
+INLINE uint16_t f32_to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
@@ -42,7 +53,7 @@ static inline uint16_t f32_to_bf16(float f)
 /* ------------------------------------------------------------------------ */
 /* float16 <-> float32 (bit manipulation, branch-free so that it vectorises) */
 /* ------------------------------------------------------------------------ */
-static inline float f16_to_f32(uint16_t h)
+INLINE float f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t em = h & 0x7fffu;
@@ -62,7 +73,7 @@ static inline float f16_to_f32(uint16_t h)
 
 /* nearest even, overflow to inf, gradual underflow; NaN keeps its sign and
    the top 10 payload bits (NumPy's npy_float_to_half; at least one set) */
-static inline uint16_t f32_to_f16(float x)
+INLINE uint16_t f32_to_f16(float x)
 {
     uint32_t u;
     memcpy(&u, &x, 4);
@@ -94,20 +105,18 @@ enum { UOP_NEG, UOP_ABS, UOP_SQUARE, UOP_SQRT };
    (max_b_on_tie) -- or `a` when >= (<=) (numpy's scalar loops). The flag is
    probed from NumPy at import (see _fast.py) so that the result matches the
    loop NumPy runs on this machine. */
-static inline float fmax_np(float a, float b, int b_on_tie)
+INLINE float fmax_np(float a, float b, int b_on_tie)
 {
-    if (a != a) return a;
-    if (b != b) return b;
-    if (b_on_tie) return a > b ? a : b;
-    return a >= b ? a : b;
+    /* selects only, so that the loops vectorise: a NaN `b` fails both
+       comparisons and is returned */
+    int pick_a = (a != a) | (b_on_tie ? (a > b) : (a >= b));
+    return pick_a ? a : b;
 }
 
-static inline float fmin_np(float a, float b, int b_on_tie)
+INLINE float fmin_np(float a, float b, int b_on_tie)
 {
-    if (a != a) return a;
-    if (b != b) return b;
-    if (b_on_tie) return a < b ? a : b;
-    return a <= b ? a : b;
+    int pick_a = (a != a) | (b_on_tie ? (a < b) : (a <= b));
+    return pick_a ? a : b;
 }
 
 /* Which NaN an arithmetic op returns when both operands are NaNs depends on
@@ -118,7 +127,7 @@ static inline float fmin_np(float a, float b, int b_on_tie)
    quiet(b)) of `rule` set means `a`, clear means `b`.  `rule` is probed from
    NumPy at import (see _fast.py).  NaNs made from non-NaN operands (inf - inf,
    0 * inf, 0 / 0) are the hardware's default NaN, as in NumPy. */
-static inline float nan_fix(float a, float b, float r, int rule)
+INLINE float nan_fix(float a, float b, float r, int rule)
 {
     uint32_t ua, ub, ur;
     memcpy(&ua, &a, 4);
@@ -141,6 +150,7 @@ typedef struct {
     Py_buffer view;
     int has_view;
     const uint16_t *p;
+    const uint8_t *p8;
     Py_ssize_t len;
     float scalar;
     int is_scalar;
@@ -494,6 +504,301 @@ static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
 }
 
 /* ------------------------------------------------------------------------ */
+/* float8 (e4m3fn, e5m2) <-> float32, as ml_dtypes converts                 */
+/* ------------------------------------------------------------------------ */
+/* Widening is exact; every NaN widens to the float32 quiet NaN of its sign
+   (0x7fc00000 | sign), as ml_dtypes does.  Narrowing rounds to nearest even;
+   e4m3fn has no infinities: NaN, +-inf and everything that rounds beyond 448
+   give the NaN of the sign (0x7f | sign); e5m2 overflows to +-inf and every
+   NaN gives 0x7e | sign.  -0 stays -0.  Branch-free, so the loops vectorise. */
+INLINE float e4m3_to_f32(uint8_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x80u) << 24;
+    uint32_t em = h & 0x7fu;
+    uint32_t normal = (em << 20) + ((uint32_t)(127 - 7) << 23);
+    float sub = (float)(int32_t)em * 0.001953125f;            /* em * 2^-9, exact */
+    uint32_t subu;
+    memcpy(&subu, &sub, 4);
+    uint32_t mnan = 0u - (uint32_t)(em == 0x7fu);
+    uint32_t mn = 0u - (uint32_t)(em >= 0x08u);
+    uint32_t u = (0x7fc00000u & mnan) | (normal & mn & ~mnan) | (subu & ~mn);
+    u |= sign;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+INLINE float e5m2_to_f32(uint8_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x80u) << 24;
+    uint32_t em = h & 0x7fu;
+    uint32_t normal = (em << 21) + ((uint32_t)(127 - 15) << 23);
+    float sub = (float)(int32_t)em * 1.52587890625e-5f;       /* em * 2^-16, exact */
+    uint32_t subu;
+    memcpy(&subu, &sub, 4);
+    uint32_t ms = 0u - (uint32_t)(em >= 0x7cu);                /* inf / NaN */
+    uint32_t special = em == 0x7cu ? 0x7f800000u : 0x7fc00000u;
+    uint32_t mn = 0u - (uint32_t)(em >= 0x04u);
+    uint32_t u = (special & ms) | (normal & mn & ~ms) | (subu & ~mn);
+    u |= sign;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+INLINE uint8_t f32_to_e4m3(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = (u >> 24) & 0x80u;
+    uint32_t a = u & 0x7fffffffu;
+    /* subnormal results (|x| < 2^-6): the FPU rounds |x| + 2^14 at 2^-9 */
+    float af;
+    memcpy(&af, &a, 4);
+    float sf = af + 16384.0f;
+    uint32_t su;
+    memcpy(&su, &sf, 4);
+    uint32_t subn = su - 0x46800000u;
+    /* normal results: rebias, round to nearest even at bit 20; NaN, inf and
+       overflow all land at or above 0x7f, the NaN */
+    uint32_t norm = (a - ((uint32_t)(127 - 7) << 23) + 0x7ffffu + ((a >> 20) & 1u)) >> 20;
+    norm = norm > 0x7fu ? 0x7fu : norm;
+    uint32_t mu = 0u - (uint32_t)(a < 0x3c800000u);
+    return (uint8_t)(((subn & mu) | (norm & ~mu)) | sign);
+}
+
+INLINE uint8_t f32_to_e5m2(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = (u >> 24) & 0x80u;
+    uint32_t a = u & 0x7fffffffu;
+    float af;
+    memcpy(&af, &a, 4);
+    float sf = af + 128.0f;                                   /* |x| < 2^-14: rounds at 2^-16 */
+    uint32_t su;
+    memcpy(&su, &sf, 4);
+    uint32_t subn = su - 0x43000000u;
+    uint32_t norm = (a - ((uint32_t)(127 - 15) << 23) + 0xfffffu + ((a >> 21) & 1u)) >> 21;
+    norm = norm > 0x7cu ? 0x7cu : norm;                       /* overflow, inf: inf */
+    norm = a > 0x7f800000u ? 0x7eu : norm;                    /* NaN */
+    uint32_t mu = 0u - (uint32_t)(a < 0x38800000u);
+    return (uint8_t)(((subn & mu) | (norm & ~mu)) | sign);
+}
+
+/* one float8 format's loops: the arithmetic with its NaN rule, maximum /
+   minimum with their tie rule, as for bfloat16 */
+#define F8_BIN(W, N)                                                                           \
+    if (as_ && bs_) {                                                                          \
+        float a = sa, b = sb, r;                                                               \
+        switch (opc) {                                                                         \
+        case OP_ADD: r = nan_fix(a, b, a + b, rule); break;                                    \
+        case OP_SUB: r = nan_fix(a, b, a - b, rule); break;                                    \
+        case OP_MUL: r = nan_fix(a, b, a * b, rule); break;                                    \
+        case OP_DIV: r = nan_fix(a, b, a / b, rule); break;                                    \
+        case OP_MAX: r = fmax_np(a, b, rule); break;                                           \
+        default: r = fmin_np(a, b, rule); break;                                               \
+        }                                                                                      \
+        uint8_t v = N(r);                                                                      \
+        for (Py_ssize_t i = lo; i < hi; i++) out[i] = v;                                       \
+        return;                                                                                \
+    }                                                                                          \
+    switch (opc) {                                                                             \
+    case OP_ADD: ARITH(W, N, +) break;                                                         \
+    case OP_SUB: ARITH(W, N, -) break;                                                         \
+    case OP_MUL: ARITH(W, N, *) break;                                                         \
+    case OP_DIV: ARITH(W, N, /) break;                                                         \
+    case OP_MAX: if (rule) { LOOP3(lo, hi, W, N, fmax_np(a, b, 1)) }                           \
+                 else { LOOP3(lo, hi, W, N, fmax_np(a, b, 0)) } break;                         \
+    case OP_MIN: if (rule) { LOOP3(lo, hi, W, N, fmin_np(a, b, 1)) }                           \
+                 else { LOOP3(lo, hi, W, N, fmin_np(a, b, 0)) } break;                         \
+    }
+
+HOT static void e4m3_loop(int opc, int rule, const uint8_t *pa, float sa, int as_,
+                          const uint8_t *pb, float sb, int bs_, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    F8_BIN(e4m3_to_f32, f32_to_e4m3)
+}
+
+HOT static void e5m2_loop(int opc, int rule, const uint8_t *pa, float sa, int as_,
+                          const uint8_t *pb, float sb, int bs_, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    F8_BIN(e5m2_to_f32, f32_to_e5m2)
+}
+
+/* a unary op of a float8 value depends on its 8 bits only: the loop looks the
+   result up in a 256-entry table computed (widen, op, round) for this call */
+#define F8_UN(W, N)                                                                            \
+    uint8_t tab[256];                                                                          \
+    for (int v = 0; v < 256; v++) {                                                            \
+        float a = W((uint8_t)v), r;                                                            \
+        switch (opc) {                                                                         \
+        case UOP_NEG: r = -a; break;                                                           \
+        case UOP_ABS: r = fabsf(a); break;                                                     \
+        case UOP_SQUARE: r = a * a; break;                                                     \
+        default: r = sqrtf(a); break;                                                          \
+        }                                                                                      \
+        tab[v] = N(r);                                                                         \
+    }                                                                                          \
+    for (Py_ssize_t i = lo; i < hi; i++) out[i] = tab[pa[i]];
+
+HOT static void e4m3_un(int opc, const uint8_t *pa, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    F8_UN(e4m3_to_f32, f32_to_e4m3)
+}
+
+HOT static void e5m2_un(int opc, const uint8_t *pa, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    F8_UN(e5m2_to_f32, f32_to_e5m2)
+}
+
+/* a float8 operand: a 1-byte buffer (n elements, or 1 = broadcast) or a float32-valued float */
+static int get_operand8(PyObject *o, operand *op, Py_ssize_t need, int fmt)
+{
+    op->has_view = 0;
+    op->is_scalar = 0;
+    op->p8 = NULL;
+    if (PyFloat_Check(o)) {
+        op->scalar = (float)PyFloat_AS_DOUBLE(o);
+        op->is_scalar = 1;
+        return 0;
+    }
+    if (PyObject_GetBuffer(o, &op->view, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    op->has_view = 1;
+    op->p8 = (const uint8_t *)op->view.buf;
+    op->len = op->view.len;
+    if (op->view.itemsize != 1 || (op->len != 1 && op->len < need)) {
+        PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 1-byte buffer of the right size");
+        return -1;
+    }
+    if (op->len == 1) {
+        op->scalar = fmt ? e5m2_to_f32(op->p8[0]) : e4m3_to_f32(op->p8[0]);
+        op->is_scalar = 1;
+    }
+    return 0;
+}
+
+static PyObject *f8_binary(PyObject *self, PyObject *args)
+{
+    int fmt, opc, rule;
+    PyObject *ao, *bo, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iiOOOnni", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule))
+        return NULL;
+    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN || fmt < 0 || fmt > 1) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.f8_binary: bad format, op or range");
+        return NULL;
+    }
+    operand A, B;
+    Py_buffer ov;
+    if (get_operand8(ao, &A, hi, fmt) < 0) { release_operand(&A); return NULL; }
+    if (get_operand8(bo, &B, hi, fmt) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    if (get_out(oo, &ov, 1, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    uint8_t *out = (uint8_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (fmt)
+        e5m2_loop(opc, rule, A.p8, A.scalar, A.is_scalar, B.p8, B.scalar, B.is_scalar, out, lo, hi);
+    else
+        e4m3_loop(opc, rule, A.p8, A.scalar, A.is_scalar, B.p8, B.scalar, B.is_scalar, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    release_operand(&A);
+    release_operand(&B);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f8_unary(PyObject *self, PyObject *args)
+{
+    int fmt, opc;
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iiOOnn", &fmt, &opc, &ao, &oo, &lo, &hi))
+        return NULL;
+    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT || fmt < 0 || fmt > 1) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.f8_unary: bad format, op or range");
+        return NULL;
+    }
+    operand A;
+    Py_buffer ov;
+    if (get_operand8(ao, &A, hi, fmt) < 0) { release_operand(&A); return NULL; }
+    if (!A.has_view || A.len < hi) {
+        release_operand(&A);
+        PyErr_SetString(PyExc_ValueError, "_kernels.f8_unary: operand must be a buffer of the range's length");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 1, hi) < 0) { release_operand(&A); return NULL; }
+    uint8_t *out = (uint8_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (fmt)
+        e5m2_un(opc, A.p8, out, lo, hi);
+    else
+        e4m3_un(opc, A.p8, out, lo, hi);
+    Py_END_ALLOW_THREADS
+    release_operand(&A);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* float8 (format 0: e4m3fn, 1: e5m2) -> float32 and float32 -> float8 over [lo, hi) */
+static PyObject *f8_to_float32(PyObject *self, PyObject *args)
+{
+    int fmt;
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || fmt < 0 || fmt > 1 || av.itemsize != 1 || av.len < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.f8_to_float32: bad format, source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const uint8_t *a = (const uint8_t *)av.buf;
+    float *o = (float *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = e5m2_to_f32(a[i]);
+    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = e4m3_to_f32(a[i]);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+HOT static void narrow8_loop(int fmt, const float *a, uint8_t *o, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e5m2(a[i]);
+    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e4m3(a[i]);
+}
+
+static PyObject *float32_to_f8(PyObject *self, PyObject *args)
+{
+    int fmt;
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || fmt < 0 || fmt > 1 || av.itemsize != 4 || av.len / 4 < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_f8: bad format, source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, 1, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    const float *a = (const float *)av.buf;
+    uint8_t *o = (uint8_t *)ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    narrow8_loop(fmt, a, o, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
 /* float32 sums                                                             */
 /* ------------------------------------------------------------------------ */
 #define LANES 32
@@ -588,6 +893,11 @@ static PyMethodDef methods[] = {
      "f16_binary(op, a, b, out, lo, hi, rule): float16 a/b buffers (1 element broadcasts), NumPy's half loops' results"},
     {"f16_to_float32", f16_to_float32, METH_VARARGS, "f16_to_float32(src, dst, lo, hi)"},
     {"float32_to_f16", float32_to_f16, METH_VARARGS, "float32_to_f16(src, dst, lo, hi) (nearest even)"},
+    {"f8_binary", f8_binary, METH_VARARGS,
+     "f8_binary(fmt, op, a, b, out, lo, hi, mode): fmt 0: float8_e4m3fn, 1: float8_e5m2; as bf16_binary on 1-byte buffers"},
+    {"f8_unary", f8_unary, METH_VARARGS, "f8_unary(fmt, op, a, out, lo, hi): neg/abs/square/sqrt of float8"},
+    {"f8_to_float32", f8_to_float32, METH_VARARGS, "f8_to_float32(fmt, src, dst, lo, hi)"},
+    {"float32_to_f8", float32_to_f8, METH_VARARGS, "float32_to_f8(fmt, src, dst, lo, hi) (nearest even, as ml_dtypes)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
     {NULL, NULL, 0, NULL}
