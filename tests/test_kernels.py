@@ -411,3 +411,22 @@ def test_library_works_without_the_extension():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+@needs_kernels
+def test_rejected_operands_release_their_buffer():
+    # an operand refused for its item size or length must not keep a buffer export (and with it
+    # a reference to the array) alive
+    import sys
+    k = _fast._kernels
+    bad = np.zeros(4, np.float32)   # 4-byte items: rejected as a bfloat16 operand
+    short = np.zeros(3, np.uint8)   # too short for float8 operands of length 10
+    o16 = np.zeros(10, np.uint16)
+    o8 = np.zeros(10, np.uint8)
+    before = sys.getrefcount(bad), sys.getrefcount(short)
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            k.bf16_binary(k.OP_ADD, bad, o16, o16, 0, 10, 0)
+        with pytest.raises(ValueError):
+            k.f8_binary(0, k.OP_ADD, short, o8, o8, 0, 10, 0)
+    assert (sys.getrefcount(bad), sys.getrefcount(short)) == before

@@ -156,6 +156,8 @@ typedef struct {
     int is_scalar;
 } operand;
 
+static void release_operand(operand *op);
+
 static int get_operand(PyObject *o, operand *op, Py_ssize_t need, float (*widen)(uint16_t))
 {
     op->has_view = 0;
@@ -171,6 +173,7 @@ static int get_operand(PyObject *o, operand *op, Py_ssize_t need, float (*widen)
     op->p = (const uint16_t *)op->view.buf;
     op->len = op->view.len / 2;
     if (op->view.itemsize != 2 || (op->len != 1 && op->len < need)) {
+        release_operand(op);  /* a rejected operand must not keep its buffer export */
         PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 2-byte buffer of the right size");
         return -1;
     }
@@ -669,6 +672,7 @@ static int get_operand8(PyObject *o, operand *op, Py_ssize_t need, int fmt)
     op->p8 = (const uint8_t *)op->view.buf;
     op->len = op->view.len;
     if (op->view.itemsize != 1 || (op->len != 1 && op->len < need)) {
+        release_operand(op);  /* a rejected operand must not keep its buffer export */
         PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 1-byte buffer of the right size");
         return -1;
     }

@@ -25,9 +25,9 @@ _FAST_MIN = _fast.PAR_MIN
 # NumPy reports FP exceptions (x/0, overflow, invalid casts) as warnings from
 # the frame that called the ufunc: this module.  The contract promises silent
 # IEEE results, so we ignore them here, at no per-operation cost.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\.numpy_backend")
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\.(numpy_backend|_fast)")
 warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning,
-                        module=r"runetensor\._backend\.numpy_backend")
+                        module=r"runetensor\._backend\.(numpy_backend|_fast)")
 
 NP_DTYPE: dict[DType, np.dtype] = {
     D.float16: np.dtype(np.float16), D.float32: np.dtype(np.float32), D.float64: np.dtype(np.float64),
