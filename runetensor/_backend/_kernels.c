@@ -145,7 +145,8 @@ INLINE float nan_fix(float a, float b, float r, int rule)
     return f;
 }
 
-/* an operand: a bfloat16 buffer (n elements, or 1 = broadcast) or a float32 scalar */
+/* an operand: a buffer of 2-byte (bfloat16, float16) or 1-byte (float8)
+   elements (n elements, or 1 = broadcast) or a float32 scalar */
 typedef struct {
     Py_buffer view;
     int has_view;
@@ -156,12 +157,17 @@ typedef struct {
     int is_scalar;
 } operand;
 
+/* widens the element at p (format fmt where the type has several) */
+typedef float (*widen_fn)(int fmt, const void *p);
+
 static void release_operand(operand *op);
 
-static int get_operand(PyObject *o, operand *op, Py_ssize_t need, float (*widen)(uint16_t))
+static int get_operand(PyObject *o, operand *op, Py_ssize_t need, Py_ssize_t itemsize, int fmt, widen_fn widen)
 {
     op->has_view = 0;
     op->is_scalar = 0;
+    op->p = NULL;
+    op->p8 = NULL;
     if (PyFloat_Check(o)) {
         op->scalar = (float)PyFloat_AS_DOUBLE(o);
         op->is_scalar = 1;
@@ -171,18 +177,22 @@ static int get_operand(PyObject *o, operand *op, Py_ssize_t need, float (*widen)
         return -1;
     op->has_view = 1;
     op->p = (const uint16_t *)op->view.buf;
-    op->len = op->view.len / 2;
-    if (op->view.itemsize != 2 || (op->len != 1 && op->len < need)) {
+    op->p8 = (const uint8_t *)op->view.buf;
+    op->len = op->view.len / itemsize;
+    if (op->view.itemsize != itemsize || (op->len != 1 && op->len < need)) {
         release_operand(op);  /* a rejected operand must not keep its buffer export */
-        PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 2-byte buffer of the right size");
+        PyErr_SetString(PyExc_ValueError, itemsize == 2
+                        ? "_kernels: operand is not a 2-byte buffer of the right size"
+                        : "_kernels: operand is not a 1-byte buffer of the right size");
         return -1;
     }
     if (op->len == 1) {
-        op->scalar = widen(op->p[0]);
+        op->scalar = widen(fmt, op->view.buf);
         op->is_scalar = 1;
     }
     return 0;
 }
+
 
 static void release_operand(operand *op)
 {
@@ -235,41 +245,39 @@ static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t ne
             float a = W(pa[i]), b = W(pb[i]), r = a OPX b; nanr |= (unsigned)(r != r); out[i] = N(r); } } \
         if (nanr) { LOOP3(i0, i1, W, N, nan_fix(a, b, a OPX b, rule)) }                        \
     }
+/* one type's binary loops: the arithmetic with its NaN rule, maximum /
+   minimum with their tie rule (T: the element type) */
+#define BIN_BODY(T, W, N)                                                                      \
+    if (as_ && bs_) {  /* both broadcast: one value */                                         \
+        float a = sa, b = sb, r;                                                               \
+        switch (opc) {                                                                         \
+        case OP_ADD: r = nan_fix(a, b, a + b, rule); break;                                    \
+        case OP_SUB: r = nan_fix(a, b, a - b, rule); break;                                    \
+        case OP_MUL: r = nan_fix(a, b, a * b, rule); break;                                    \
+        case OP_DIV: r = nan_fix(a, b, a / b, rule); break;                                    \
+        case OP_MAX: r = fmax_np(a, b, rule); break;                                           \
+        default: r = fmin_np(a, b, rule); break;                                               \
+        }                                                                                      \
+        T v = N(r);                                                                            \
+        for (Py_ssize_t i = lo; i < hi; i++) out[i] = v;                                       \
+        return;                                                                                \
+    }                                                                                          \
+    switch (opc) {                                                                             \
+    case OP_ADD: ARITH(W, N, +) break;                                                         \
+    case OP_SUB: ARITH(W, N, -) break;                                                         \
+    case OP_MUL: ARITH(W, N, *) break;                                                         \
+    case OP_DIV: ARITH(W, N, /) break;                                                         \
+    case OP_MAX: if (rule) { LOOP3(lo, hi, W, N, fmax_np(a, b, 1)) }                           \
+                 else { LOOP3(lo, hi, W, N, fmax_np(a, b, 0)) } break;                         \
+    case OP_MIN: if (rule) { LOOP3(lo, hi, W, N, fmin_np(a, b, 1)) }                           \
+                 else { LOOP3(lo, hi, W, N, fmin_np(a, b, 0)) } break;                         \
+    }
 
-#define BIN_CASE(EXPR)                                                                         \
-    if (as_) { for (Py_ssize_t i = lo; i < hi; i++) {                                          \
-        float a = sa, b = bf16_to_f32(pb[i]); out[i] = f32_to_bf16(EXPR); } }                  \
-    else if (bs_) { for (Py_ssize_t i = lo; i < hi; i++) {                                     \
-        float a = bf16_to_f32(pa[i]), b = sb; out[i] = f32_to_bf16(EXPR); } }                  \
-    else { for (Py_ssize_t i = lo; i < hi; i++) {                                              \
-        float a = bf16_to_f32(pa[i]), b = bf16_to_f32(pb[i]); out[i] = f32_to_bf16(EXPR); } }
-
-HOT static void bin_loop(int opc, int tie, const uint16_t *pa, float sa, int as_,
+/* rule: the NaN rule for add sub mul div, the tie rule for maximum minimum */
+HOT static void bin_loop(int opc, int rule, const uint16_t *pa, float sa, int as_,
                          const uint16_t *pb, float sb, int bs_, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
-    int rule = tie;  /* add sub mul div: the NaN rule; maximum minimum: the tie rule */
-    if (as_ && bs_) {  /* both broadcast: one value */
-        float a = sa, b = sb, r;
-        switch (opc) {
-        case OP_ADD: r = nan_fix(a, b, a + b, tie); break;
-        case OP_SUB: r = nan_fix(a, b, a - b, tie); break;
-        case OP_MUL: r = nan_fix(a, b, a * b, tie); break;
-        case OP_DIV: r = nan_fix(a, b, a / b, tie); break;
-        case OP_MAX: r = fmax_np(a, b, tie); break;
-        default: r = fmin_np(a, b, tie); break;
-        }
-        uint16_t v = f32_to_bf16(r);
-        for (Py_ssize_t i = lo; i < hi; i++) out[i] = v;
-        return;
-    }
-    switch (opc) {
-    case OP_ADD: ARITH(bf16_to_f32, f32_to_bf16, +) break;
-    case OP_SUB: ARITH(bf16_to_f32, f32_to_bf16, -) break;
-    case OP_MUL: ARITH(bf16_to_f32, f32_to_bf16, *) break;
-    case OP_DIV: ARITH(bf16_to_f32, f32_to_bf16, /) break;
-    case OP_MAX: if (tie) { BIN_CASE(fmax_np(a, b, 1)) } else { BIN_CASE(fmax_np(a, b, 0)) } break;
-    case OP_MIN: if (tie) { BIN_CASE(fmin_np(a, b, 1)) } else { BIN_CASE(fmin_np(a, b, 0)) } break;
-    }
+    BIN_BODY(uint16_t, bf16_to_f32, f32_to_bf16)
 }
 
 #define UN_CASE(EXPR)                                                          \
@@ -288,40 +296,40 @@ HOT static void un_loop(int opc, const uint16_t *pa, uint16_t *out, Py_ssize_t l
     }
 }
 
-HOT static void widen_loop(const uint16_t *a, float *out, Py_ssize_t lo, Py_ssize_t hi)
+/* conversion loops over [lo, hi), called once per range through a pointer
+   (fmt: the float8 format; unused by the others) */
+typedef void (*conv_loop)(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi);
+
+HOT static void widen_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
+    const uint16_t *a = (const uint16_t *)src;
+    float *out = (float *)dst;
+    (void)fmt;
     for (Py_ssize_t i = lo; i < hi; i++) out[i] = bf16_to_f32(a[i]);
 }
 
-HOT static void narrow_loop(const float *a, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
+HOT static void narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
+    const float *a = (const float *)src;
+    uint16_t *out = (uint16_t *)dst;
+    (void)fmt;
     for (Py_ssize_t i = lo; i < hi; i++) out[i] = f32_to_bf16(a[i]);
 }
 
-static PyObject *bf16_binary(PyObject *self, PyObject *args)
+static void f16_widen_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
-    int opc, tie;
-    PyObject *ao, *bo, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &tie))
-        return NULL;
-    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_binary: bad op or range");
-        return NULL;
-    }
-    operand A, B;
-    Py_buffer ov;
-    if (get_operand(ao, &A, hi, bf16_to_f32) < 0) return NULL;
-    if (get_operand(bo, &B, hi, bf16_to_f32) < 0) { release_operand(&A); return NULL; }
-    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
-    uint16_t *out = (uint16_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    bin_loop(opc, tie, A.p, A.scalar, A.is_scalar, B.p, B.scalar, B.is_scalar, out, lo, hi);
-    Py_END_ALLOW_THREADS
-    release_operand(&A);
-    release_operand(&B);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
+    const uint16_t *a = (const uint16_t *)src;
+    float *o = (float *)dst;
+    (void)fmt;
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f16_to_f32(a[i]);
+}
+
+static void f16_narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
+{
+    const float *a = (const float *)src;
+    uint16_t *o = (uint16_t *)dst;
+    (void)fmt;
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_f16(a[i]);
 }
 
 /* float16: NumPy's half loops compute add/sub/mul/div in float32 and round once;
@@ -346,164 +354,6 @@ HOT static void h_loop(int opc, int rule, const uint16_t *pa, float sa, uint16_t
     case OP_MAX: H_SEL(a >= b) break;
     case OP_MIN: H_SEL(a <= b) break;
     }
-}
-
-static PyObject *f16_binary(PyObject *self, PyObject *args)
-{
-    int opc, rule;
-    PyObject *ao, *bo, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &rule))
-        return NULL;
-    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.f16_binary: bad op or range");
-        return NULL;
-    }
-    operand A, B;
-    Py_buffer ov;
-    if (get_operand(ao, &A, hi, f16_to_f32) < 0) return NULL;
-    if (get_operand(bo, &B, hi, f16_to_f32) < 0) { release_operand(&A); return NULL; }
-    if (!A.has_view || !B.has_view) {
-        release_operand(&A);
-        release_operand(&B);
-        PyErr_SetString(PyExc_ValueError, "_kernels.f16_binary: operands must be float16 buffers");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
-    uint16_t *out = (uint16_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    h_loop(opc, rule, A.p, A.scalar, A.p[0], A.is_scalar, B.p, B.scalar, B.p[0], B.is_scalar, out, lo, hi);
-    Py_END_ALLOW_THREADS
-    release_operand(&A);
-    release_operand(&B);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
-}
-
-static PyObject *f16_to_float32(PyObject *self, PyObject *args)
-{
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || av.itemsize != 2 || av.len / 2 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.f16_to_float32: bad source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const uint16_t *a = (const uint16_t *)av.buf;
-    float *o = (float *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f16_to_f32(a[i]);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
-}
-
-static PyObject *float32_to_f16(PyObject *self, PyObject *args)
-{
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_f16: bad source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 2, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const float *a = (const float *)av.buf;
-    uint16_t *o = (uint16_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_f16(a[i]);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
-}
-
-static PyObject *bf16_unary(PyObject *self, PyObject *args)
-{
-    int opc;
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iOOnn", &opc, &ao, &oo, &lo, &hi))
-        return NULL;
-    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_unary: bad op or range");
-        return NULL;
-    }
-    operand A;
-    Py_buffer ov;
-    if (get_operand(ao, &A, hi, bf16_to_f32) < 0) return NULL;
-    if (A.is_scalar) {
-        release_operand(&A);
-        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_unary: operand must be a buffer");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 2, hi) < 0) { release_operand(&A); return NULL; }
-    uint16_t *out = (uint16_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    un_loop(opc, A.p, out, lo, hi);
-    Py_END_ALLOW_THREADS
-    release_operand(&A);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
-}
-
-/* bfloat16 -> float32 (exact) and float32 -> bfloat16 (nearest even) over [lo, hi) */
-static PyObject *bf16_to_float32(PyObject *self, PyObject *args)
-{
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || av.itemsize != 2 || av.len / 2 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.bf16_to_float32: bad source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const uint16_t *a = (const uint16_t *)av.buf;
-    float *out = (float *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    widen_loop(a, out, lo, hi);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
-}
-
-static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
-{
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_bf16: bad source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 2, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const float *a = (const float *)av.buf;
-    uint16_t *out = (uint16_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    narrow_loop(a, out, lo, hi);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -589,44 +439,16 @@ INLINE uint8_t f32_to_e5m2(float x)
     return (uint8_t)(((subn & mu) | (norm & ~mu)) | sign);
 }
 
-/* one float8 format's loops: the arithmetic with its NaN rule, maximum /
-   minimum with their tie rule, as for bfloat16 */
-#define F8_BIN(W, N)                                                                           \
-    if (as_ && bs_) {                                                                          \
-        float a = sa, b = sb, r;                                                               \
-        switch (opc) {                                                                         \
-        case OP_ADD: r = nan_fix(a, b, a + b, rule); break;                                    \
-        case OP_SUB: r = nan_fix(a, b, a - b, rule); break;                                    \
-        case OP_MUL: r = nan_fix(a, b, a * b, rule); break;                                    \
-        case OP_DIV: r = nan_fix(a, b, a / b, rule); break;                                    \
-        case OP_MAX: r = fmax_np(a, b, rule); break;                                           \
-        default: r = fmin_np(a, b, rule); break;                                               \
-        }                                                                                      \
-        uint8_t v = N(r);                                                                      \
-        for (Py_ssize_t i = lo; i < hi; i++) out[i] = v;                                       \
-        return;                                                                                \
-    }                                                                                          \
-    switch (opc) {                                                                             \
-    case OP_ADD: ARITH(W, N, +) break;                                                         \
-    case OP_SUB: ARITH(W, N, -) break;                                                         \
-    case OP_MUL: ARITH(W, N, *) break;                                                         \
-    case OP_DIV: ARITH(W, N, /) break;                                                         \
-    case OP_MAX: if (rule) { LOOP3(lo, hi, W, N, fmax_np(a, b, 1)) }                           \
-                 else { LOOP3(lo, hi, W, N, fmax_np(a, b, 0)) } break;                         \
-    case OP_MIN: if (rule) { LOOP3(lo, hi, W, N, fmin_np(a, b, 1)) }                           \
-                 else { LOOP3(lo, hi, W, N, fmin_np(a, b, 0)) } break;                         \
-    }
-
 HOT static void e4m3_loop(int opc, int rule, const uint8_t *pa, float sa, int as_,
                           const uint8_t *pb, float sb, int bs_, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
-    F8_BIN(e4m3_to_f32, f32_to_e4m3)
+    BIN_BODY(uint8_t, e4m3_to_f32, f32_to_e4m3)
 }
 
 HOT static void e5m2_loop(int opc, int rule, const uint8_t *pa, float sa, int as_,
                           const uint8_t *pb, float sb, int bs_, uint8_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
-    F8_BIN(e5m2_to_f32, f32_to_e5m2)
+    BIN_BODY(uint8_t, e5m2_to_f32, f32_to_e5m2)
 }
 
 /* a unary op of a float8 value depends on its 8 bits only: the loop looks the
@@ -655,56 +477,118 @@ HOT static void e5m2_un(int opc, const uint8_t *pa, uint8_t *out, Py_ssize_t lo,
     F8_UN(e5m2_to_f32, f32_to_e5m2)
 }
 
-/* a float8 operand: a 1-byte buffer (n elements, or 1 = broadcast) or a float32-valued float */
-static int get_operand8(PyObject *o, operand *op, Py_ssize_t need, int fmt)
+/* float8 (format 0: e4m3fn, 1: e5m2) -> float32 and float32 -> float8 over [lo, hi) */
+static void widen8_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
-    op->has_view = 0;
-    op->is_scalar = 0;
-    op->p8 = NULL;
-    if (PyFloat_Check(o)) {
-        op->scalar = (float)PyFloat_AS_DOUBLE(o);
-        op->is_scalar = 1;
-        return 0;
-    }
-    if (PyObject_GetBuffer(o, &op->view, PyBUF_C_CONTIGUOUS) < 0)
-        return -1;
-    op->has_view = 1;
-    op->p8 = (const uint8_t *)op->view.buf;
-    op->len = op->view.len;
-    if (op->view.itemsize != 1 || (op->len != 1 && op->len < need)) {
-        release_operand(op);  /* a rejected operand must not keep its buffer export */
-        PyErr_SetString(PyExc_ValueError, "_kernels: operand is not a 1-byte buffer of the right size");
-        return -1;
-    }
-    if (op->len == 1) {
-        op->scalar = fmt ? e5m2_to_f32(op->p8[0]) : e4m3_to_f32(op->p8[0]);
-        op->is_scalar = 1;
-    }
-    return 0;
+    const uint8_t *a = (const uint8_t *)src;
+    float *o = (float *)dst;
+    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = e5m2_to_f32(a[i]);
+    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = e4m3_to_f32(a[i]);
 }
 
-static PyObject *f8_binary(PyObject *self, PyObject *args)
+HOT static void narrow8_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
-    int fmt, opc, rule;
+    const float *a = (const float *)src;
+    uint8_t *o = (uint8_t *)dst;
+    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e5m2(a[i]);
+    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e4m3(a[i]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Python wrappers: shared argument parsing, buffer checks, GIL release      */
+/* ------------------------------------------------------------------------ */
+/* operand widening for get_operand (a broadcast element) */
+static float widen_bf16(int fmt, const void *p) { (void)fmt; return bf16_to_f32(*(const uint16_t *)p); }
+static float widen_f16(int fmt, const void *p) { (void)fmt; return f16_to_f32(*(const uint16_t *)p); }
+static float widen_f8(int fmt, const void *p)
+{
+    return fmt ? e5m2_to_f32(*(const uint8_t *)p) : e4m3_to_f32(*(const uint8_t *)p);
+}
+
+/* (fmt,) src, dst, lo, hi: dst[lo:hi] = convert(src[lo:hi]); with_fmt: the
+   arguments start with a float8 format (0 or 1) */
+static PyObject *convert_call(PyObject *args, int with_fmt, const char *msg,
+                              Py_ssize_t src_itemsize, Py_ssize_t dst_itemsize, conv_loop loop)
+{
+    int fmt = 0;
+    PyObject *ao, *oo;
+    Py_ssize_t lo, hi;
+    if (with_fmt ? !PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi)
+                 : !PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer av, ov;
+    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (lo < 0 || hi < lo || (with_fmt && (fmt < 0 || fmt > 1)) ||
+        av.itemsize != src_itemsize || av.len / src_itemsize < hi) {
+        PyBuffer_Release(&av);
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
+    if (get_out(oo, &ov, dst_itemsize, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    Py_BEGIN_ALLOW_THREADS
+    loop(fmt, av.buf, ov.buf, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* a binary op's loop over [lo, hi), called once per range through a pointer */
+typedef void (*bin_range)(int fmt, int opc, int rule, const operand *A, const operand *B,
+                          void *out, Py_ssize_t lo, Py_ssize_t hi);
+
+static void bf16_bin_range(int fmt, int opc, int rule, const operand *A, const operand *B,
+                           void *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    (void)fmt;
+    bin_loop(opc, rule, A->p, A->scalar, A->is_scalar, B->p, B->scalar, B->is_scalar, (uint16_t *)out, lo, hi);
+}
+
+static void f16_bin_range(int fmt, int opc, int rule, const operand *A, const operand *B,
+                          void *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    (void)fmt;
+    h_loop(opc, rule, A->p, A->scalar, A->p[0], A->is_scalar, B->p, B->scalar, B->p[0], B->is_scalar,
+           (uint16_t *)out, lo, hi);
+}
+
+static void f8_bin_range(int fmt, int opc, int rule, const operand *A, const operand *B,
+                         void *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (fmt)
+        e5m2_loop(opc, rule, A->p8, A->scalar, A->is_scalar, B->p8, B->scalar, B->is_scalar, (uint8_t *)out, lo, hi);
+    else
+        e4m3_loop(opc, rule, A->p8, A->scalar, A->is_scalar, B->p8, B->scalar, B->is_scalar, (uint8_t *)out, lo, hi);
+}
+
+/* (fmt,) op, a, b, out, lo, hi, rule; views_msg: if not NULL, both operands
+   must be buffers (the error otherwise) */
+static PyObject *binary_call(PyObject *args, int with_fmt, const char *range_msg, Py_ssize_t itemsize,
+                             widen_fn widen, const char *views_msg, bin_range loop)
+{
+    int fmt = 0, opc, rule;
     PyObject *ao, *bo, *oo;
     Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iiOOOnni", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule))
+    if (with_fmt ? !PyArg_ParseTuple(args, "iiOOOnni", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule)
+                 : !PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &rule))
         return NULL;
-    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN || fmt < 0 || fmt > 1) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.f8_binary: bad format, op or range");
+    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN || (with_fmt && (fmt < 0 || fmt > 1))) {
+        PyErr_SetString(PyExc_ValueError, range_msg);
         return NULL;
     }
     operand A, B;
     Py_buffer ov;
-    if (get_operand8(ao, &A, hi, fmt) < 0) { release_operand(&A); return NULL; }
-    if (get_operand8(bo, &B, hi, fmt) < 0) { release_operand(&A); release_operand(&B); return NULL; }
-    if (get_out(oo, &ov, 1, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
-    uint8_t *out = (uint8_t *)ov.buf;
+    if (get_operand(ao, &A, hi, itemsize, fmt, widen) < 0) return NULL;
+    if (get_operand(bo, &B, hi, itemsize, fmt, widen) < 0) { release_operand(&A); return NULL; }
+    if (views_msg && (!A.has_view || !B.has_view)) {
+        release_operand(&A);
+        release_operand(&B);
+        PyErr_SetString(PyExc_ValueError, views_msg);
+        return NULL;
+    }
+    if (get_out(oo, &ov, itemsize, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
     Py_BEGIN_ALLOW_THREADS
-    if (fmt)
-        e5m2_loop(opc, rule, A.p8, A.scalar, A.is_scalar, B.p8, B.scalar, B.is_scalar, out, lo, hi);
-    else
-        e4m3_loop(opc, rule, A.p8, A.scalar, A.is_scalar, B.p8, B.scalar, B.is_scalar, out, lo, hi);
+    loop(fmt, opc, rule, &A, &B, ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
     release_operand(&A);
     release_operand(&B);
@@ -712,94 +596,112 @@ static PyObject *f8_binary(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *f8_unary(PyObject *self, PyObject *args)
+/* a unary op's loop over [lo, hi), called once per range through a pointer */
+typedef void (*un_range)(int fmt, int opc, const operand *A, void *out, Py_ssize_t lo, Py_ssize_t hi);
+
+static void bf16_un_range(int fmt, int opc, const operand *A, void *out, Py_ssize_t lo, Py_ssize_t hi)
 {
-    int fmt, opc;
+    (void)fmt;
+    un_loop(opc, A->p, (uint16_t *)out, lo, hi);
+}
+
+static void f8_un_range(int fmt, int opc, const operand *A, void *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (fmt)
+        e5m2_un(opc, A->p8, (uint8_t *)out, lo, hi);
+    else
+        e4m3_un(opc, A->p8, (uint8_t *)out, lo, hi);
+}
+
+/* (fmt,) op, a, out, lo, hi; the operand must be a buffer: with full_len, of
+   at least hi elements (else of any length but 1) -- buf_msg otherwise */
+static PyObject *unary_call(PyObject *args, int with_fmt, const char *range_msg, Py_ssize_t itemsize,
+                            widen_fn widen, int full_len, const char *buf_msg, un_range loop)
+{
+    int fmt = 0, opc;
     PyObject *ao, *oo;
     Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iiOOnn", &fmt, &opc, &ao, &oo, &lo, &hi))
+    if (with_fmt ? !PyArg_ParseTuple(args, "iiOOnn", &fmt, &opc, &ao, &oo, &lo, &hi)
+                 : !PyArg_ParseTuple(args, "iOOnn", &opc, &ao, &oo, &lo, &hi))
         return NULL;
-    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT || fmt < 0 || fmt > 1) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.f8_unary: bad format, op or range");
+    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT || (with_fmt && (fmt < 0 || fmt > 1))) {
+        PyErr_SetString(PyExc_ValueError, range_msg);
         return NULL;
     }
     operand A;
     Py_buffer ov;
-    if (get_operand8(ao, &A, hi, fmt) < 0) { release_operand(&A); return NULL; }
-    if (!A.has_view || A.len < hi) {
+    if (get_operand(ao, &A, hi, itemsize, fmt, widen) < 0) return NULL;
+    if (full_len ? (!A.has_view || A.len < hi) : A.is_scalar) {
         release_operand(&A);
-        PyErr_SetString(PyExc_ValueError, "_kernels.f8_unary: operand must be a buffer of the range's length");
+        PyErr_SetString(PyExc_ValueError, buf_msg);
         return NULL;
     }
-    if (get_out(oo, &ov, 1, hi) < 0) { release_operand(&A); return NULL; }
-    uint8_t *out = (uint8_t *)ov.buf;
+    if (get_out(oo, &ov, itemsize, hi) < 0) { release_operand(&A); return NULL; }
     Py_BEGIN_ALLOW_THREADS
-    if (fmt)
-        e5m2_un(opc, A.p8, out, lo, hi);
-    else
-        e4m3_un(opc, A.p8, out, lo, hi);
+    loop(fmt, opc, &A, ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
     release_operand(&A);
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
 }
 
-/* float8 (format 0: e4m3fn, 1: e5m2) -> float32 and float32 -> float8 over [lo, hi) */
-static PyObject *f8_to_float32(PyObject *self, PyObject *args)
+static PyObject *bf16_binary(PyObject *self, PyObject *args)
 {
-    int fmt;
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || fmt < 0 || fmt > 1 || av.itemsize != 1 || av.len < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.f8_to_float32: bad format, source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const uint8_t *a = (const uint8_t *)av.buf;
-    float *o = (float *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = e5m2_to_f32(a[i]);
-    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = e4m3_to_f32(a[i]);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
+    return binary_call(args, 0, "_kernels.bf16_binary: bad op or range", 2, widen_bf16, NULL, bf16_bin_range);
 }
 
-HOT static void narrow8_loop(int fmt, const float *a, uint8_t *o, Py_ssize_t lo, Py_ssize_t hi)
+static PyObject *bf16_unary(PyObject *self, PyObject *args)
 {
-    if (fmt) for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e5m2(a[i]);
-    else for (Py_ssize_t i = lo; i < hi; i++) o[i] = f32_to_e4m3(a[i]);
+    return unary_call(args, 0, "_kernels.bf16_unary: bad op or range", 2, widen_bf16, 0,
+                      "_kernels.bf16_unary: operand must be a buffer", bf16_un_range);
+}
+
+/* bfloat16 -> float32 (exact) and float32 -> bfloat16 (nearest even) over [lo, hi) */
+static PyObject *bf16_to_float32(PyObject *self, PyObject *args)
+{
+    return convert_call(args, 0, "_kernels.bf16_to_float32: bad source or range", 2, 4, widen_loop);
+}
+
+static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
+{
+    return convert_call(args, 0, "_kernels.float32_to_bf16: bad source or range", 4, 2, narrow_loop);
+}
+
+static PyObject *f16_binary(PyObject *self, PyObject *args)
+{
+    return binary_call(args, 0, "_kernels.f16_binary: bad op or range", 2, widen_f16,
+                       "_kernels.f16_binary: operands must be float16 buffers", f16_bin_range);
+}
+
+static PyObject *f16_to_float32(PyObject *self, PyObject *args)
+{
+    return convert_call(args, 0, "_kernels.f16_to_float32: bad source or range", 2, 4, f16_widen_loop);
+}
+
+static PyObject *float32_to_f16(PyObject *self, PyObject *args)
+{
+    return convert_call(args, 0, "_kernels.float32_to_f16: bad source or range", 4, 2, f16_narrow_loop);
+}
+
+static PyObject *f8_binary(PyObject *self, PyObject *args)
+{
+    return binary_call(args, 1, "_kernels.f8_binary: bad format, op or range", 1, widen_f8, NULL, f8_bin_range);
+}
+
+static PyObject *f8_unary(PyObject *self, PyObject *args)
+{
+    return unary_call(args, 1, "_kernels.f8_unary: bad format, op or range", 1, widen_f8, 1,
+                      "_kernels.f8_unary: operand must be a buffer of the range's length", f8_un_range);
+}
+
+static PyObject *f8_to_float32(PyObject *self, PyObject *args)
+{
+    return convert_call(args, 1, "_kernels.f8_to_float32: bad format, source or range", 1, 4, widen8_loop);
 }
 
 static PyObject *float32_to_f8(PyObject *self, PyObject *args)
 {
-    int fmt;
-    PyObject *ao, *oo;
-    Py_ssize_t lo, hi;
-    if (!PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi))
-        return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || fmt < 0 || fmt > 1 || av.itemsize != 4 || av.len / 4 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.float32_to_f8: bad format, source or range");
-        return NULL;
-    }
-    if (get_out(oo, &ov, 1, hi) < 0) { PyBuffer_Release(&av); return NULL; }
-    const float *a = (const float *)av.buf;
-    uint8_t *o = (uint8_t *)ov.buf;
-    Py_BEGIN_ALLOW_THREADS
-    narrow8_loop(fmt, a, o, lo, hi);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&ov);
-    Py_RETURN_NONE;
+    return convert_call(args, 1, "_kernels.float32_to_f8: bad format, source or range", 4, 1, narrow8_loop);
 }
 
 /* ------------------------------------------------------------------------ */
