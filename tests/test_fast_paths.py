@@ -281,7 +281,8 @@ def test_sum(shape, dt, which, keepdims, seed):
         bound = _sum_bound(x, axes, n_red)
         diff = np.abs(plain.astype(np.complex128) - fast.astype(np.complex128))
         assert (diff <= np.reshape(bound, diff.shape) + 1e-30).all()
-    if axes == tuple(range(nd - len(axes), nd)) and len(axes) < nd and x.dtype.kind == "f" and len(axes) == 1:
+    if axes == tuple(range(nd - len(axes), nd)) and len(axes) < nd and x.dtype.kind == "f" and len(axes) == 1 \
+            and not (_fast.KERNELS and x.dtype == np.float32):  # (compiled float32 rows: lane order, bound above)
         assert_same(plain, fast)  # trailing-axis sums split only the kept rows: bit-identical
 
 

@@ -5,8 +5,8 @@ off), the NumPy-only fast paths (``_fast.KERNELS`` off) and the kernels.
 bfloat16 and float8 results must be bit-identical to each other and to ml_dtypes'
 ``fn(x.astype(float32), ...).astype(dtype)``, over every bit pattern (every
 operand pair for float8);
-float32 sums of everything agree within the documented bound, leading-axis
-sums are bit-identical.  A subprocess checks that the library works when the
+float32 sums of everything and along trailing axes agree within the
+documented bound, leading-axis sums are bit-identical.  A subprocess checks that the library works when the
 extension cannot be imported.  Nothing here is timed.
 """
 from __future__ import annotations
@@ -343,6 +343,84 @@ def test_sum_leading_axes_bit_identical(shape, axes, keepdims):
     same_bits(plain, kern)
 
 
+def row_sum_bound(x):
+    """sum_rows_f32's documented bound per row: (16 + 1) * eps32 * sum(|x|) plus float64 terms,
+    and the final rounding to float32 (half an ulp of the sum)."""
+    a = np.abs(x.astype(np.float64)).sum(axis=-1)
+    eps = float(np.finfo(np.float32).eps)
+    return (16 + 1) * eps * a + x.shape[-1] * 2.0 ** -53 * a + 1e-30
+
+
+@needs_kernels
+@pytest.mark.parametrize("shape", [(300, 70), (7, 301), (100, 31), (50, 5), (1, 2000), (1000, 1), (40, 513),
+                                   (3, 4, 50), (20, 1025)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_last_axis_within_bound(shape, keepdims):
+    x = (np.random.default_rng(shape[-1]).standard_normal(shape) * 100).astype(np.float32)
+    plain, numpy_fast, kern = three(lambda: be.reduce("sum", x, (x.ndim - 1,), keepdims))
+    assert kern.dtype == plain.dtype == np.float32 and kern.shape == plain.shape
+    exact = x.astype(np.float64).sum(axis=-1, keepdims=keepdims)
+    bound = row_sum_bound(x).reshape(exact.shape)
+    assert (np.abs(kern.astype(np.float64) - exact) <= bound).all()
+    same_bits(plain, numpy_fast)  # the NumPy-only path stays NumPy's per-row order
+
+
+@needs_kernels
+def test_sum_trailing_axes_viewed_as_one():
+    x = (np.random.default_rng(9).standard_normal((6, 7, 33)) * 10).astype(np.float32)
+    _, _, kern = three(lambda: be.reduce("sum", x, (1, 2), False))
+    assert kern.shape == (6,)
+    exact = x.astype(np.float64).reshape(6, -1).sum(axis=1)
+    assert (np.abs(kern.astype(np.float64) - exact) <= row_sum_bound(x.reshape(6, -1))).all()
+    k = _fast._kernels
+    out = np.empty(6, np.float32)
+    k.sum_rows_f32(x, 6, 7 * 33, out, 0, 6)
+    same_bits(out, kern)
+
+
+@needs_kernels
+def test_sum_rows_kernel_direct_edge_cases():
+    k = _fast._kernels
+    x = (np.random.default_rng(3).standard_normal((5, 77)) * 3).astype(np.float32)
+    out = np.full(5, 7.0, np.float32)
+    k.sum_rows_f32(x, 5, 77, out, 1, 4)  # only rows 1..3 written
+    assert out[0] == 7.0 and out[4] == 7.0
+    assert (np.abs(out[1:4].astype(np.float64) - x[1:4].astype(np.float64).sum(1)) <= row_sum_bound(x[1:4])).all()
+    k.sum_rows_f32(x, 5, 77, out, 2, 2)  # empty range: nothing written
+    k.sum_rows_f32(np.zeros(0, np.float32), 0, 10, np.zeros(0, np.float32), 0, 0)  # rows = 0
+    one = np.arange(1, 38, dtype=np.float32)
+    o1 = np.zeros(1, np.float32)
+    k.sum_rows_f32(one, 1, 37, o1, 0, 1)  # rows = 1, cols < 32 + a partial lane row
+    assert o1[0] == 37 * 38 / 2
+    e = np.zeros(3, np.float32) + 5
+    k.sum_rows_f32(np.zeros(0, np.float32), 3, 0, e, 0, 3)  # empty rows sum to 0
+    assert (e == 0).all()
+    negz = np.full((2, 40), -0.0, np.float32)
+    o2 = np.zeros(2, np.float32)
+    k.sum_rows_f32(negz, 2, 40, o2, 0, 2)
+    same_bits(o2, negz.sum(axis=1))  # +0.0, as NumPy
+
+
+@needs_kernels
+@pytest.mark.parametrize("cols", [5, 31, 600])
+def test_sum_last_axis_nan_inf_like_numpy(cols):
+    rng = np.random.default_rng(cols)
+    x = rng.standard_normal((8, cols)).astype(np.float32)
+    x[0, cols // 2] = np.nan
+    x[1, 0], x[1, -1] = np.inf, -np.inf
+    x[2, 1] = np.inf
+    x[3, -1] = -np.inf
+    x[4, 0], x[4, cols - 1] = np.nan, np.inf
+    x[5, :] = 3e38  # the row's sum overflows float32: inf in both
+    with np.errstate(all="ignore"):
+        ref = np.sum(x, axis=1)
+    _, _, kern = three(lambda: be.reduce("sum", x, (1,), False))
+    np.testing.assert_array_equal(np.isnan(kern), np.isnan(ref))
+    fin = ~np.isnan(ref)
+    np.testing.assert_array_equal(np.isinf(kern[fin]), np.isinf(ref[fin]))
+    np.testing.assert_array_equal(np.sign(kern[np.isinf(ref)]), np.sign(ref[np.isinf(ref)]))
+
+
 @needs_kernels
 def test_sums_do_not_depend_on_thread_count():
     x = np.random.default_rng(5).standard_normal(50_000).astype(np.float32)
@@ -350,7 +428,8 @@ def test_sums_do_not_depend_on_thread_count():
     results = []
     for nt in (1, 2, 3):
         rt.set_num_threads(nt)
-        results.append([be.reduce("sum", x, (0,), False), be.reduce("sum", m, (0,), True)])
+        results.append([be.reduce("sum", x, (0,), False), be.reduce("sum", m, (0,), True),
+                        be.reduce("sum", m, (1,), False), be.reduce("sum", x.reshape(250, 200), (1,), True)])
     for other in results[1:]:
         for a, b in zip(results[0], other):
             same_bits(a, b)
@@ -373,6 +452,19 @@ def test_kernel_arguments_are_checked():
         k.sum_f32(np.zeros(4, np.float32), 0, 5)
     with pytest.raises(ValueError):
         k.sum_cols_f32(np.zeros((2, 3), np.float32), 2, 3, np.zeros(2, np.float32), 0, 3)  # out too short
+    m = np.zeros((4, 3), np.float32)
+    o4 = np.zeros(4, np.float32)
+    for bad in ((m, 4, 3, o4, 0, 5),                        # past the last row
+                (m, 4, 3, o4, 3, 2),                        # range the wrong way round
+                (m, 4, 3, o4, -1, 2),                       # negative start
+                (m, 5, 3, o4, 0, 4),                        # source too short
+                (m, -1, 3, o4, 0, 0), (m, 4, -3, o4, 0, 0),  # negative shape
+                (m, 4, 3, np.zeros(3, np.float32), 0, 4),   # out too short
+                (m, 4, 3, np.zeros(4, np.float64), 0, 4),   # out not float32
+                (m.astype(np.float64), 4, 3, o4, 0, 4),     # source not float32
+                (m, 1 << 62, 1 << 10, o4, 0, 1)):           # rows * cols overflows
+        with pytest.raises(ValueError):
+            k.sum_rows_f32(*bad)
     with pytest.raises((ValueError, TypeError, BufferError)):
         k.bf16_unary(k.UOP_NEG, a, a[::2], 0, 5)  # output not contiguous
     ro = np.zeros(10, np.uint16)
@@ -406,6 +498,9 @@ def test_library_works_without_the_extension():
                     ref = f(x.astype(np.float32), y.astype(np.float32)).astype(t)
                     assert (be.binary(op, x, y).view(np.uint8) == ref.view(np.uint8)).all(), op
         assert float(be.reduce("sum", a, (0,), False)) == 200_000.0
+        m = np.random.default_rng(1).standard_normal((400, 501)).astype(np.float32)
+        r = be.reduce("sum", m, (1,), False)  # last axis without the kernels: NumPy's order per row
+        assert r.dtype == np.float32 and (r.view(np.uint32) == m.sum(axis=1).view(np.uint32)).all()
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

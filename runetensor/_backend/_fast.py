@@ -566,7 +566,8 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
 
     Integer sums are bit-identical (wrap-around addition is associative); float
     sums add in a different order (error bound in docs/performance.md).  Sums
-    along trailing axes split the kept rows over threads and are bit-identical.
+    along trailing axes split the kept rows over threads and are bit-identical
+    (except float32 with the compiled kernels: each row in ``sum_f32``'s lanes).
     """
     if not ENABLED or x.size < RED_MIN or x.dtype.kind not in "iufc" or not x.flags.c_contiguous:
         return None
@@ -623,8 +624,9 @@ KCOL_MIN = 256
 
 def _sum_f32_kernel(x, axes, nd, k):
     """float32 sums in the compiled kernels: everything (float32 lanes in blocks of 16, float64
-    across blocks and chunks, rounded once), or leading axes (each column in NumPy's row order:
-    bit-identical).  ``None`` when not applicable."""
+    across blocks and chunks, rounded once), leading axes (each column in NumPy's row order:
+    bit-identical), or trailing axes (each row in the same lanes as everything, rounded once;
+    same error bound).  ``None`` when not applicable."""
     if axes == tuple(range(nd)):
         v = x.reshape(-1)
         ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
@@ -648,6 +650,19 @@ def _sum_f32_kernel(x, axes, nd, k):
         ranges = chunk_ranges(cols, max(KCOL_MIN, -(-cols // max(1, get_num_threads()))), 16)
         kern = _kernels.sum_cols_f32
         parallel_for(lambda i: kern(m, red, cols, r, ranges[i][0], ranges[i][1]), len(ranges))
+        return r
+    if axes == tuple(range(nd - k, nd)) and k < nd:  # trailing axes, viewed as one
+        outer = math.prod(x.shape[:nd - k])
+        inner = x.size // outer if outer else 0
+        if outer == 0 or inner == 0:
+            return None
+        m = x.reshape(outer, inner)
+        r = np.empty(outer, _F32)
+        # fixed row chunks (each row is summed on its own: the result depends on neither the
+        # chunking nor the thread count)
+        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        kern = _kernels.sum_rows_f32
+        parallel_for(lambda i: kern(m, outer, inner, r, ranges[i][0], ranges[i][1]), len(ranges))
         return r
     return None
 

@@ -711,8 +711,14 @@ static PyObject *float32_to_f8(PyObject *self, PyObject *args)
 #define ROWS 16
 
 /* 32 float32 lanes add 16 rows each (independent lanes: SIMD adds), each
-   block's lane sums go into 32 float64 lanes, combined pairwise at the end. */
-HOT static double sum_f32_range(const float *x, Py_ssize_t n)
+   block's lane sums go into 32 float64 lanes, combined pairwise at the end;
+   the last, shorter block (fewer than 16 full rows of 32) goes through the
+   lanes too, and the last n % 32 values are added in float64.  So every
+   float32 lane sum has at most 15 roundings: the error is at most about
+   (16 + 1) * eps32 * sum(|x|) plus float64 terms (docs/performance.md).
+   Starts from +0.0 (a sum of -0.0s is +0.0, as NumPy's).  Inlined into the
+   loops below (one copy per target clone). */
+INLINE double lane_sum(const float *x, Py_ssize_t n)
 {
     double dacc[LANES];
     for (int j = 0; j < LANES; j++) dacc[j] = 0.0;
@@ -724,11 +730,25 @@ HOT static double sum_f32_range(const float *x, Py_ssize_t n)
             for (int j = 0; j < LANES; j++) acc[j] += x[i + r * LANES + j];
         for (int j = 0; j < LANES; j++) dacc[j] += (double)acc[j];
     }
+    if (i + LANES <= n) {  /* a partial block: 1 to 15 full rows of 32 */
+        Py_ssize_t nr = (n - i) / LANES;
+        float acc[LANES];
+        for (int j = 0; j < LANES; j++) acc[j] = x[i + j];
+        for (Py_ssize_t r = 1; r < nr; r++)
+            for (int j = 0; j < LANES; j++) acc[j] += x[i + r * LANES + j];
+        for (int j = 0; j < LANES; j++) dacc[j] += (double)acc[j];
+        i += nr * LANES;
+    }
     double tail = 0.0;
     for (; i < n; i++) tail += (double)x[i];
     for (int w = LANES / 2; w >= 1; w /= 2)
         for (int j = 0; j < w; j++) dacc[j] += dacc[j + w];
     return dacc[0] + tail;
+}
+
+HOT static double sum_f32_range(const float *x, Py_ssize_t n)
+{
+    return lane_sum(x, n);
 }
 
 static PyObject *sum_f32(PyObject *self, PyObject *args)
@@ -753,6 +773,11 @@ static PyObject *sum_f32(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(s);
 }
 
+/* a loop over the index range [lo, hi) (columns or rows) of a C-contiguous
+   (rows, cols) float32 matrix, called once per range through a pointer */
+typedef void (*mat_loop)(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
+                         Py_ssize_t lo, Py_ssize_t hi);
+
 HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
                           Py_ssize_t c0, Py_ssize_t c1)
 {
@@ -763,30 +788,55 @@ HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, floa
     }
 }
 
-/* columns c0..c1 of a C-contiguous (rows, cols) float32 matrix: out[c] = sum of
-   column c, row after row in float32 (NumPy's order for a leading-axis sum) */
-static PyObject *sum_cols_f32(PyObject *self, PyObject *args)
+/* out[r] = each row's lane sum (lane_sum, rounded to float32 once; an empty
+   row sums to 0) */
+HOT static void rows_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
+                          Py_ssize_t r0, Py_ssize_t r1)
+{
+    (void)rows;
+    for (Py_ssize_t r = r0; r < r1; r++)
+        out[r] = cols ? (float)lane_sum(x + r * cols, cols) : 0.0f;
+}
+
+/* src, rows, cols, out, lo, hi: out[lo:hi] from the index range [lo, hi) of
+   the C-contiguous (rows, cols) float32 matrix src; over_rows: the range is
+   of rows (else of columns); min_rows: the fewest rows accepted */
+static PyObject *matrix_call(PyObject *args, const char *msg, int over_rows, Py_ssize_t min_rows, mat_loop loop)
 {
     PyObject *ao, *oo;
-    Py_ssize_t rows, cols, c0, c1;
-    if (!PyArg_ParseTuple(args, "OnnOnn", &ao, &rows, &cols, &oo, &c0, &c1))
+    Py_ssize_t rows, cols, lo, hi;
+    if (!PyArg_ParseTuple(args, "OnnOnn", &ao, &rows, &cols, &oo, &lo, &hi))
         return NULL;
     Py_buffer av, ov;
     if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (rows < 1 || cols < 0 || c0 < 0 || c1 < c0 || c1 > cols || av.itemsize != 4 || av.len / 4 < rows * cols) {
+    if (rows < min_rows || cols < 0 || (cols > 0 && rows > PY_SSIZE_T_MAX / cols) ||
+        lo < 0 || hi < lo || hi > (over_rows ? rows : cols) ||
+        av.itemsize != 4 || av.len / 4 < rows * cols) {
         PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.sum_cols_f32: bad source or range");
+        PyErr_SetString(PyExc_ValueError, msg);
         return NULL;
     }
-    if (get_out(oo, &ov, 4, c1) < 0) { PyBuffer_Release(&av); return NULL; }
-    const float *x = (const float *)av.buf;
-    float *out = (float *)ov.buf;
+    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
     Py_BEGIN_ALLOW_THREADS
-    cols_loop(x, rows, cols, out, c0, c1);
+    loop((const float *)av.buf, rows, cols, (float *)ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&av);
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
+}
+
+/* columns c0..c1 of a C-contiguous (rows, cols) float32 matrix: out[c] = sum of
+   column c, row after row in float32 (NumPy's order for a leading-axis sum) */
+static PyObject *sum_cols_f32(PyObject *self, PyObject *args)
+{
+    return matrix_call(args, "_kernels.sum_cols_f32: bad source or range", 0, 1, cols_loop);
+}
+
+/* rows r0..r1 of a C-contiguous (rows, cols) float32 matrix: out[r] = sum of
+   row r in sum_f32's lane scheme (same error bound; not NumPy's order) */
+static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
+{
+    return matrix_call(args, "_kernels.sum_rows_f32: bad source or range", 1, 0, rows_loop);
 }
 
 static PyMethodDef methods[] = {
@@ -806,6 +856,8 @@ static PyMethodDef methods[] = {
     {"float32_to_f8", float32_to_f8, METH_VARARGS, "float32_to_f8(fmt, src, dst, lo, hi) (nearest even, as ml_dtypes)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
+    {"sum_rows_f32", sum_rows_f32, METH_VARARGS,
+     "sum_rows_f32(src, rows, cols, out, r0, r1): out[r] = sum of row r (sum_f32's lanes, rounded once)"},
     {NULL, NULL, 0, NULL}
 };
 
