@@ -335,12 +335,32 @@ def test_sum_special_values_and_keepdims():
 
 @needs_kernels
 @pytest.mark.parametrize("shape,axes", [((300, 70), (0,)), ((7, 300), (0,)), ((5, 6, 40), (0, 1)),
-                                        ((1, 500), (0,)), ((64, 17), (0,)), ((3, 4, 50), (0,))])
+                                        ((1, 500), (0,)), ((64, 17), (0,)), ((3, 4, 50), (0,)),
+                                        ((133, 517), (0,)), ((3, 6, 300), (0, 1))])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_sum_leading_axes_bit_identical(shape, axes, keepdims):
     x = (np.random.default_rng(len(shape)).standard_normal(shape) * 10).astype(np.float32)
     plain, _, kern = three(lambda: be.reduce("sum", x, axes, keepdims))  # (the NumPy-only path adds partials)
     same_bits(plain, kern)
+
+
+@needs_kernels
+@pytest.mark.parametrize("rows", [1, 2, 8, 9, 10, 16, 17, 23, 100])
+def test_sum_cols_rows_in_order(rows):
+    """sum_cols_f32 takes the rows 8 at a time: still each column in row order (NumPy's bits), for any
+    row count (the 8-row passes and the tail), any column range, and NaN / inf / -0.0 / huge values."""
+    rng = np.random.default_rng(rows)
+    x = (rng.standard_normal((rows, 301)) * 10.0 ** rng.integers(-3, 4, (rows, 301))).astype(np.float32)
+    x[rng.integers(0, rows, 5), rng.integers(0, 301, 5)] = 3e38  # overflow: inf, in the right place
+    x[:, 7] = -0.0
+    x[rows // 2, 11] = np.nan
+    x[0, 13], x[rows - 1, 13] = np.inf, -np.inf
+    want = x.sum(axis=0)
+    for ranges in ([(0, 301)], [(0, 16), (16, 160), (160, 301)], [(0, 1), (1, 300), (300, 301)]):
+        out = np.full(301, 7.0, np.float32)
+        for lo, hi in ranges:
+            _fast._kernels.sum_cols_f32(x, rows, 301, out, lo, hi)
+        same_bits(want, out)
 
 
 def row_sum_bound(x):

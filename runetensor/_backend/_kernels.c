@@ -778,11 +778,31 @@ static PyObject *sum_f32(PyObject *self, PyObject *args)
 typedef void (*mat_loop)(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
                          Py_ssize_t lo, Py_ssize_t hi);
 
+/* Rows are taken COLS_ROWS at a time: each column's running sum is loaded
+   once, the rows added to it one after another (still row order: the same
+   float32 result as row by row) and stored once.  Besides cutting the
+   accumulator's loads and stores, this reads COLS_ROWS rows side by side,
+   so the prefetchers follow several streams: with a column range per thread
+   (each thread reading part of every row), one row at a time ran at ~2/3 of
+   the machine's streaming speed, 8 rows at a time at about full speed. */
+#define COLS_ROWS 8
+
 HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, float *out,
                           Py_ssize_t c0, Py_ssize_t c1)
 {
-    for (Py_ssize_t c = c0; c < c1; c++) out[c] = x[c];
-    for (Py_ssize_t r = 1; r < rows; r++) {
+    /* from +0.0, as NumPy's add.reduce (its identity): a column of -0.0s sums to +0.0, a
+       signalling NaN in the first row comes out quieted */
+    for (Py_ssize_t c = c0; c < c1; c++) out[c] = 0.0f + x[c];
+    Py_ssize_t r = 1;
+    for (; r + COLS_ROWS <= rows; r += COLS_ROWS) {
+        const float *row = x + r * cols;
+        for (Py_ssize_t c = c0; c < c1; c++) {
+            float a = out[c];
+            for (int k = 0; k < COLS_ROWS; k++) a += row[k * cols + c];
+            out[c] = a;
+        }
+    }
+    for (; r < rows; r++) {
         const float *row = x + r * cols;
         for (Py_ssize_t c = c0; c < c1; c++) out[c] += row[c];
     }
