@@ -334,7 +334,10 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     else:
         yd = y
     if xt and yt and xd.shape != yd.shape:
-        broadcast_shapes(xd.shape, yd.shape, fname=fname)
+        key = (xd.shape, yd.shape)
+        if key not in _BROADCAST_OK:
+            broadcast_shapes(xd.shape, yd.shape, fname=fname)
+            _remember_broadcast(key)
     try:
         r = be.binary(op, xd, yd)
     except OverflowError:
@@ -343,6 +346,18 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     except TypeError as e:
         raise TypeError(f"{fname}: not supported for {d} tensors ({e})") from None
     return wrap(r, _bool if rule in _BOOL_RESULT else d, be)
+
+
+#: shape pairs already checked to broadcast (a set lookup instead of ``broadcast_shapes`` on every
+#: op; bounded: cleared when it grows past ``_BROADCAST_CACHE`` pairs)
+_BROADCAST_OK: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+_BROADCAST_CACHE = 4096
+
+
+def _remember_broadcast(key: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    if len(_BROADCAST_OK) >= _BROADCAST_CACHE:
+        _BROADCAST_OK.clear()
+    _BROADCAST_OK.add(key)
 
 
 def _check_shift(s: Any, fname: str) -> None:

@@ -238,7 +238,9 @@ def test_lowp_binary(n, dt, op, scalar):
     assert_same(*both(lambda: be.binary(op, y, x) if scalar is not None else be.binary(op, y, x)))
 
 
-@given(n=SIZES, dt=st.sampled_from(LOWP), op=st.sampled_from(["sin", "exp", "sqrt", "neg", "isnan", "tanh"]))
+@given(n=SIZES, dt=st.sampled_from(LOWP),
+       op=st.sampled_from(["sin", "exp", "sqrt", "neg", "abs", "isnan", "tanh", "sign", "recip", "floor",
+                           "trunc", "rint", "round", "signbit"]))
 def test_lowp_unary(n, dt, op):
     x = (np.random.default_rng(n).standard_normal(n) * 4).astype(np.float32).astype(dt)
     assert_same(*both(lambda: be.unary(op, x)))
@@ -250,6 +252,55 @@ def test_lowp_every_bfloat16_value():
     y = bits[::-1].copy().view(ml_dtypes.bfloat16)
     for op in ("add", "mul", "div", "sub"):
         assert_same(*both(lambda: be.binary(op, x, y)))
+
+
+NB = sys.modules["runetensor._backend.numpy_backend"]
+F16_BITS = np.arange(1 << 16, dtype=np.uint16)
+
+
+@pytest.mark.parametrize("op", sorted(NB._F16_UNARY))
+def test_float16_pipeline_every_value(op):
+    """float16 ops through the float32 pipeline give NumPy's own float16 loops' bits, for every value."""
+    x = np.tile(F16_BITS.view(np.float16), 2)
+    with np.errstate(all="ignore"):
+        ref = NB._F16_UNARY[op](x)
+    plain, fast = both(lambda: be.unary(op, x))
+    assert_same(ref, plain)
+    assert_same(ref, fast)
+
+
+@pytest.mark.parametrize("op", sorted(NB._F16_BINARY))
+def test_float16_pipeline_pairs(op):
+    """Binary float16 ops through the pipeline: every value against specials and shuffled values."""
+    special = np.array([0, 0x8000, 1, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7C01, 0x7E00,
+                        0xFE00, 0x7FFF, 0x0400, 0x03FF], np.uint16)
+    x = np.tile(F16_BITS, len(special)).view(np.float16)
+    y = np.repeat(special, 1 << 16).view(np.float16)
+    z = np.random.default_rng(0).permutation(x.view(np.uint16)).view(np.float16)
+    for a, b in ((x, y), (y, x), (x, z)):
+        with np.errstate(all="ignore"):
+            ref = NB._BINARY[op](a, b)
+        plain, fast = both(lambda: be.binary(op, a, b))
+        assert_same(ref, plain)
+        assert_same(ref, fast)
+    assert_same(*both(lambda: be.binary(op, x, 0.1)))  # a Python scalar: NumPy's own path (rounded to float16)
+
+
+@pytest.mark.parametrize("dt", [np.float16] + LOWP)
+def test_neg_abs_are_sign_bit_operations(dt):
+    """neg/abs flip/clear the sign bit only (NaN payloads kept): NumPy's float16 and ml_dtypes' own loops."""
+    u = np.uint16 if np.dtype(dt).itemsize == 2 else np.uint8
+    bits = np.arange(1 << (8 * np.dtype(u).itemsize), dtype=u)
+    top = u(0x80) << u(8 * (np.dtype(u).itemsize - 1))
+    x = np.tile(bits, 3).view(dt)
+    for op, ref, native in (("neg", bits ^ top, np.negative), ("abs", bits & u(~top), np.absolute)):
+        want = np.tile(ref, 3).view(dt)
+        for args in ((x,), (x[::-2],), (x.reshape(3, -1)[:, 1:],), (x[7].reshape(()),)):
+            plain, fast = both(lambda: be.unary(op, *args))
+            exp = np.asarray(native(args[0]))
+            assert_same(exp, plain)
+            assert_same(exp, fast)
+        assert_same(want, be.unary(op, x))
 
 
 # ---------------------------------------------------------------------------

@@ -70,8 +70,12 @@ def test_mixed_dtypes_promote(data):
     if d.kind in "iu":
         check(r, e, d)
     else:
-        np.testing.assert_allclose(host(r).astype(np.complex128), np.asarray(e).astype(np.complex128),
-                                   rtol=1e-4, atol=1e-3 * max(1, float(np.max(np.abs(e))) if e.size else 1))
+        ec = np.asarray(e).astype(np.complex128)
+        fin = np.abs(ec[np.isfinite(ec)])
+        # float16 results: products and sums in a different order than the oracle's round by 2^-11
+        rtol = 4e-3 if d is rt.float16 else 1e-4
+        np.testing.assert_allclose(host(r).astype(np.complex128), ec,
+                                   rtol=rtol, atol=1e-3 * max(1.0, float(fin.max()) if fin.size else 1.0))
 
 
 def test_rmatmul_with_numpy_left_operand():

@@ -98,7 +98,8 @@ INLINE uint16_t f32_to_f16(float x)
 }
 
 enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
-enum { UOP_NEG, UOP_ABS, UOP_SQUARE, UOP_SQRT };
+/* unary ops (neg/abs are sign-bit operations in _fast.sign_op, no float trip) */
+enum { UOP_SQUARE, UOP_SQRT };
 
 /* NumPy's float32 maximum/minimum: a NaN in the first operand wins, else the
    comparison picks `a` only when strictly greater (smaller), else `b`
@@ -289,8 +290,6 @@ HOT static void bin_loop(int opc, int rule, const uint16_t *pa, float sa, int as
 HOT static void un_loop(int opc, const uint16_t *pa, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
     switch (opc) {
-    case UOP_NEG: UN_CASE(-a) break;
-    case UOP_ABS: UN_CASE(fabsf(a)) break;
     case UOP_SQUARE: UN_CASE(a * a) break;
     case UOP_SQRT: UN_CASE(sqrtf(a)) break;
     }
@@ -316,7 +315,7 @@ HOT static void narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, 
     for (Py_ssize_t i = lo; i < hi; i++) out[i] = f32_to_bf16(a[i]);
 }
 
-static void f16_widen_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
+HOT static void f16_widen_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
     const uint16_t *a = (const uint16_t *)src;
     float *o = (float *)dst;
@@ -324,7 +323,7 @@ static void f16_widen_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, P
     for (Py_ssize_t i = lo; i < hi; i++) o[i] = f16_to_f32(a[i]);
 }
 
-static void f16_narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
+HOT static void f16_narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, Py_ssize_t hi)
 {
     const float *a = (const float *)src;
     uint16_t *o = (uint16_t *)dst;
@@ -458,8 +457,6 @@ HOT static void e5m2_loop(int opc, int rule, const uint8_t *pa, float sa, int as
     for (int v = 0; v < 256; v++) {                                                            \
         float a = W((uint8_t)v), r;                                                            \
         switch (opc) {                                                                         \
-        case UOP_NEG: r = -a; break;                                                           \
-        case UOP_ABS: r = fabsf(a); break;                                                     \
         case UOP_SQUARE: r = a * a; break;                                                     \
         default: r = sqrtf(a); break;                                                          \
         }                                                                                      \
@@ -624,7 +621,7 @@ static PyObject *unary_call(PyObject *args, int with_fmt, const char *range_msg,
     if (with_fmt ? !PyArg_ParseTuple(args, "iiOOnn", &fmt, &opc, &ao, &oo, &lo, &hi)
                  : !PyArg_ParseTuple(args, "iOOnn", &opc, &ao, &oo, &lo, &hi))
         return NULL;
-    if (lo < 0 || hi < lo || opc < UOP_NEG || opc > UOP_SQRT || (with_fmt && (fmt < 0 || fmt > 1))) {
+    if (lo < 0 || hi < lo || opc < UOP_SQUARE || opc > UOP_SQRT || (with_fmt && (fmt < 0 || fmt > 1))) {
         PyErr_SetString(PyExc_ValueError, range_msg);
         return NULL;
     }
@@ -862,7 +859,7 @@ static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"bf16_binary", bf16_binary, METH_VARARGS,
      "bf16_binary(op, a, b, out, lo, hi, mode): mode: NaN rule (add sub mul div) or tie rule (maximum minimum); out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
-    {"bf16_unary", bf16_unary, METH_VARARGS, "bf16_unary(op, a, out, lo, hi): neg/abs/square/sqrt of bfloat16"},
+    {"bf16_unary", bf16_unary, METH_VARARGS, "bf16_unary(op, a, out, lo, hi): square/sqrt of bfloat16"},
     {"bf16_to_float32", bf16_to_float32, METH_VARARGS, "bf16_to_float32(src, dst, lo, hi)"},
     {"float32_to_bf16", float32_to_bf16, METH_VARARGS, "float32_to_bf16(src, dst, lo, hi) (nearest even, NaN kept)"},
     {"f16_binary", f16_binary, METH_VARARGS,
@@ -871,7 +868,7 @@ static PyMethodDef methods[] = {
     {"float32_to_f16", float32_to_f16, METH_VARARGS, "float32_to_f16(src, dst, lo, hi) (nearest even)"},
     {"f8_binary", f8_binary, METH_VARARGS,
      "f8_binary(fmt, op, a, b, out, lo, hi, mode): fmt 0: float8_e4m3fn, 1: float8_e5m2; as bf16_binary on 1-byte buffers"},
-    {"f8_unary", f8_unary, METH_VARARGS, "f8_unary(fmt, op, a, out, lo, hi): neg/abs/square/sqrt of float8"},
+    {"f8_unary", f8_unary, METH_VARARGS, "f8_unary(fmt, op, a, out, lo, hi): square/sqrt of float8"},
     {"f8_to_float32", f8_to_float32, METH_VARARGS, "f8_to_float32(fmt, src, dst, lo, hi)"},
     {"float32_to_f8", float32_to_f8, METH_VARARGS, "float32_to_f8(fmt, src, dst, lo, hi) (nearest even, as ml_dtypes)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
@@ -893,7 +890,6 @@ PyMODINIT_FUNC PyInit__kernels(void)
     if (PyModule_AddIntConstant(m, "OP_ADD", OP_ADD) < 0 || PyModule_AddIntConstant(m, "OP_SUB", OP_SUB) < 0 ||
         PyModule_AddIntConstant(m, "OP_MUL", OP_MUL) < 0 || PyModule_AddIntConstant(m, "OP_DIV", OP_DIV) < 0 ||
         PyModule_AddIntConstant(m, "OP_MAX", OP_MAX) < 0 || PyModule_AddIntConstant(m, "OP_MIN", OP_MIN) < 0 ||
-        PyModule_AddIntConstant(m, "UOP_NEG", UOP_NEG) < 0 || PyModule_AddIntConstant(m, "UOP_ABS", UOP_ABS) < 0 ||
         PyModule_AddIntConstant(m, "UOP_SQUARE", UOP_SQUARE) < 0 ||
         PyModule_AddIntConstant(m, "UOP_SQRT", UOP_SQRT) < 0) {
         Py_DECREF(m);

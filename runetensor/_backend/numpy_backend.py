@@ -21,6 +21,7 @@ from .contract import Backend, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
 
 _FAST_MIN = _fast.PAR_MIN
+_ND = np.ndarray
 
 # NumPy reports FP exceptions (x/0, overflow, invalid casts) as warnings from
 # the frame that called the ufunc: this module.  The contract promises silent
@@ -132,6 +133,7 @@ def _erf(x, out=None):
 
 
 _UNARY["erf"] = _erf
+_SIGN_OPS = frozenset({"neg", "abs"})  # sign-bit ops on the 2- and 1-byte floats (_fast.sign_op)
 _UNARY_BOOL = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_not"})
 
 
@@ -187,6 +189,19 @@ _BINARY = {
     "bitwise_xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift,
 }
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+
+# float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
+# result is float32's, rounded once: exact (comparisons, rounding to integers, copysign, sign,
+# tests; not fmax/fmin: NumPy's float16 and float32 loops break +0/-0 ties differently), or correctly rounded in float32 with innocuous double rounding (square: exact in
+# float32; sqrt, reciprocal: float32 has >= 2 * 11 + 2 bits).  These go through the low-precision
+# pipeline (chunks widened to float32, computed, rounded back): the same bits as NumPy's loops
+# (tests/test_fast_paths.py checks every float16 value).  Transcendental ops are left to NumPy:
+# its float32 loops (SIMD) and its float16 loops (libm or AVX512-FP16) need not agree.
+_F16 = np.dtype(np.float16)
+_F16_UNARY = {"sign": np.sign, "square": np.square, "sqrt": np.sqrt, "recip": np.reciprocal,
+              "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor, "rint": np.rint,
+              "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit}
+_F16_BINARY = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "copysign"})
 
 _PHILOX_M = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
 _PHILOX_W = (0x9E3779B9, 0xBB67AE85)
@@ -389,16 +404,25 @@ class NumpyBackend(Backend):
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
         fn = _UNARY[op]
+        if op in _SIGN_OPS and out is None and x.dtype in _fast._SIGN:
+            return _fast.sign_op(op, x)
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
-            if out is None and x.size >= _FAST_MIN:
-                r = _fast.ufunc_call(fn, x)
-                if r is not None:
-                    return r
-            r = fn(x, out=out)
-            return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
-        if out is None and isinstance(fn, np.ufunc) and x.size >= _fast.LOWP_MIN:
-            r = _fast.lowp_call(fn, (x,), x.dtype, op in _UNARY_BOOL, op)
+            if out is not None:
+                r = fn(x, out=out)
+            else:
+                if x.size >= _FAST_MIN:
+                    f16 = _F16_UNARY.get(op) if x.dtype == _F16 else None
+                    r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL) if f16 is not None else \
+                        _fast.ufunc_call(fn, x)
+                    if r is not None:
+                        return r
+                r = fn(x)
+            return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
+        if out is None and x.size >= _fast.LOWP_MIN and (isinstance(fn, np.ufunc) or op in _F16_UNARY):
+            # on the float formats, sign/recip/trunc/... are float32's ufuncs (the wrappers only
+            # add integer cases); lowp_call declines int4/uint4
+            r = _fast.lowp_call(_F16_UNARY.get(op, fn), (x,), x.dtype, op in _UNARY_BOOL, op)
             if r is not None:
                 return r
         r = fn(x.astype(cd))
@@ -411,16 +435,24 @@ class NumpyBackend(Backend):
 
     def binary(self, op, x, y, out=None):
         fn = _BINARY[op]
-        xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
-        cd = _COMPUTE.get(xd)
-        if cd is None:
-            if out is None and (type(x) is np.ndarray and x.size >= _FAST_MIN
-                                or type(y) is np.ndarray and y.size >= _FAST_MIN):
-                r = _fast.ufunc_call(fn, x, y)
-                if r is not None:
-                    return r
-            r = fn(x, y, out=out)
-            return r if type(r) is np.ndarray else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
+        xd = x.dtype if type(x) is _ND or isinstance(x, np.ndarray) else y.dtype
+        if xd not in _COMPUTE:
+            if out is not None:
+                r = fn(x, y, out=out)
+            else:
+                if (type(x) is _ND and x.size >= _FAST_MIN
+                        or type(y) is _ND and y.size >= _FAST_MIN):
+                    r = None
+                    if xd == _F16 and op in _F16_BINARY and type(x) is _ND and type(y) is _ND \
+                            and y.dtype == _F16:  # arrays only: a Python scalar is first rounded to float16
+                        r = _fast.lowp_call(fn, (x, y), _F16, op in _BINARY_BOOL)
+                    if r is None:
+                        r = _fast.ufunc_call(fn, x, y)
+                    if r is not None:
+                        return r
+                r = fn(x, y)
+            return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
+        cd = _COMPUTE[xd]
         if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
             r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL, op)
             if r is not None:
