@@ -91,7 +91,7 @@ def _data(rng, n, dt):
 @given(n=SIZES, dt=st.sampled_from(["float32", "float64", "int32", "int64", "uint8", "bool", "complex64",
                                     "float16", "int8"]),
        op=st.sampled_from(["add", "sub", "mul", "maximum", "minimum", "lt", "eq", "ne", "fmax",
-                           "logical_and", "bitwise_xor", "pymod", "floordiv"]),
+                           "logical_and", "bitwise_xor", "pymod", "floordiv", "div", "mod", "pow", "copysign"]),
        seed=st.integers(0, 3))
 def test_binary_same_shape(n, dt, op, seed):
     rng = np.random.default_rng(seed)
@@ -134,7 +134,8 @@ def test_binary_broadcast(rows, cols, dt, kind):
 
 @given(n=SIZES, dt=st.sampled_from(["float32", "float64", "float16", "complex128"]),
        op=st.sampled_from(["sin", "cos", "exp", "log", "sqrt", "tanh", "neg", "abs", "isnan", "floor",
-                           "expm1", "atan", "square"]))
+                           "expm1", "atan", "square", "sign", "recip", "trunc", "ceil", "rint", "isinf",
+                           "signbit"]))
 def test_unary(n, dt, op):
     x = _data(np.random.default_rng(n), n, dt)
     try:
@@ -239,8 +240,8 @@ def test_lowp_binary(n, dt, op, scalar):
 
 
 @given(n=SIZES, dt=st.sampled_from(LOWP),
-       op=st.sampled_from(["sin", "exp", "sqrt", "neg", "abs", "isnan", "tanh", "sign", "recip", "floor",
-                           "trunc", "rint", "round", "signbit"]))
+       op=st.sampled_from(["sin", "exp", "sqrt", "neg", "abs", "isnan", "isinf", "isfinite", "tanh", "sign",
+                           "recip", "floor", "trunc", "rint", "round", "signbit"]))
 def test_lowp_unary(n, dt, op):
     x = (np.random.default_rng(n).standard_normal(n) * 4).astype(np.float32).astype(dt)
     assert_same(*both(lambda: be.unary(op, x)))
@@ -301,6 +302,21 @@ def test_neg_abs_are_sign_bit_operations(dt):
             assert_same(exp, plain)
             assert_same(exp, fast)
         assert_same(want, be.unary(op, x))
+
+
+@pytest.mark.parametrize("dt", [np.float16] + LOWP)
+@pytest.mark.parametrize("op", ["isnan", "isinf", "isfinite", "signbit"])
+def test_float_tests_read_off_the_bits(dt, op):
+    """isnan/isinf/isfinite/signbit of the 2- and 1-byte floats from their bits: the float32 tests' answers
+    for every value, on views and 0-d arrays too, plain and fast."""
+    u = np.uint16 if np.dtype(dt).itemsize == 2 else np.uint8
+    x = np.tile(np.arange(1 << (8 * np.dtype(u).itemsize), dtype=u), 3).view(dt)
+    ref = getattr(np, op)(x.astype(np.float32))
+    for a, r in ((x, ref), (x[::-3], ref[::-3]), (x.reshape(3, -1)[:, 1:], ref.reshape(3, -1)[:, 1:]),
+                 (x[5].reshape(()), ref[5].reshape(()))):
+        plain, fast = both(lambda: be.unary(op, a))
+        assert_same(np.asarray(r), plain)
+        assert_same(np.asarray(r), fast)
 
 
 # ---------------------------------------------------------------------------

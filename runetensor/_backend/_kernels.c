@@ -409,10 +409,52 @@ static void f16_narrow_loop(int fmt, const void *src, void *dst, Py_ssize_t lo, 
         out[i] = (a != a || (CMP)) ? ha : hb;                                                  \
     }
 
+#ifdef HAVE_F16C_PATH
+/* add/sub/mul/div of float16 with the F16C conversions: blocks of 256 widened
+   into float32 scratch, the op, rounded back; a block with a NaN result is
+   redone element by element with the NaN rule (as ARITH) */
+#define H_BLOCK 256
+__attribute__((target("avx2,f16c"))) static void h_arith_f16c(int opc, int rule, const uint16_t *pa, float sa,
+                                                             int as_, const uint16_t *pb, float sb, int bs_,
+                                                             uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    float A[H_BLOCK], B[H_BLOCK], R[H_BLOCK];
+    if (as_) for (int k = 0; k < H_BLOCK; k++) A[k] = sa;
+    if (bs_) for (int k = 0; k < H_BLOCK; k++) B[k] = sb;
+    for (Py_ssize_t i0 = lo; i0 < hi; i0 += H_BLOCK) {
+        Py_ssize_t n = hi - i0 < H_BLOCK ? hi - i0 : H_BLOCK;
+        if (!as_) f16_widen_f16c(pa + i0, A, 0, n);
+        if (!bs_) f16_widen_f16c(pb + i0, B, 0, n);
+        switch (opc) {
+        case OP_ADD: for (Py_ssize_t k = 0; k < n; k++) R[k] = A[k] + B[k]; break;
+        case OP_SUB: for (Py_ssize_t k = 0; k < n; k++) R[k] = A[k] - B[k]; break;
+        case OP_MUL: for (Py_ssize_t k = 0; k < n; k++) R[k] = A[k] * B[k]; break;
+        default: for (Py_ssize_t k = 0; k < n; k++) R[k] = A[k] / B[k]; break;
+        }
+        int nanr = 0;
+        for (Py_ssize_t k = 0; k < n; k++) nanr |= R[k] != R[k];
+        if (nanr) {
+            for (Py_ssize_t k = 0; k < n; k++) {
+                float a = A[k], b = B[k];
+                R[k] = nan_fix(a, b, opc == OP_ADD ? a + b : opc == OP_SUB ? a - b : opc == OP_MUL ? a * b : a / b,
+                               rule);
+            }
+        }
+        f16_narrow_f16c(R, out + i0, 0, n);
+    }
+}
+#endif
+
 HOT static void h_loop(int opc, int rule, const uint16_t *pa, float sa, uint16_t ra, int as_,
                        const uint16_t *pb, float sb, uint16_t rb, int bs_, uint16_t *out,
                        Py_ssize_t lo, Py_ssize_t hi)
 {
+#ifdef HAVE_F16C_PATH
+    if (f16c_ok && opc <= OP_DIV) {
+        h_arith_f16c(opc, rule, pa, sa, as_, pb, sb, bs_, out, lo, hi);
+        return;
+    }
+#endif
     switch (opc) {
     case OP_ADD: ARITH(f16_to_f32, f32_to_f16, +) break;
     case OP_SUB: ARITH(f16_to_f32, f32_to_f16, -) break;

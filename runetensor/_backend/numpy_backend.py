@@ -134,6 +134,7 @@ def _erf(x, out=None):
 
 _UNARY["erf"] = _erf
 _SIGN_OPS = frozenset({"neg", "abs"})  # sign-bit ops on the 2- and 1-byte floats (_fast.sign_op)
+_BIT_OPS = _SIGN_OPS | {"isnan", "isinf", "isfinite", "signbit"}  # and tests read off their bits (_fast.bit_test)
 _UNARY_BOOL = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_not"})
 
 
@@ -188,6 +189,11 @@ _BINARY = {
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
     "bitwise_xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift,
 }
+#: on float and complex operands these ops are plain ufuncs (the fast paths take ufuncs only)
+_FLOAT_UFUNC = {"div": np.true_divide, "floordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder,
+                "pow": np.power}
+_FLOAT_UNARY = {"sign": np.sign, "recip": np.reciprocal, "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor,
+                "rint": np.rint}
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
@@ -404,8 +410,8 @@ class NumpyBackend(Backend):
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
         fn = _UNARY[op]
-        if op in _SIGN_OPS and out is None and x.dtype in _fast._SIGN:
-            return _fast.sign_op(op, x)
+        if out is None and op in _BIT_OPS and x.dtype in _fast._SIGN:
+            return _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
             if out is not None:
@@ -414,7 +420,7 @@ class NumpyBackend(Backend):
                 if x.size >= _FAST_MIN:
                     f16 = _F16_UNARY.get(op) if x.dtype == _F16 else None
                     r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL) if f16 is not None else \
-                        _fast.ufunc_call(fn, x)
+                        _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
                     if r is not None:
                         return r
                 r = fn(x)
@@ -447,7 +453,8 @@ class NumpyBackend(Backend):
                             and y.dtype == _F16:  # arrays only: a Python scalar is first rounded to float16
                         r = _fast.lowp_call(fn, (x, y), _F16, op in _BINARY_BOOL)
                     if r is None:
-                        r = _fast.ufunc_call(fn, x, y)
+                        # float division/modulo/power: the ufunc itself (the wrappers add integer rules)
+                        r = _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn) if xd.kind in "fc" else fn, x, y)
                     if r is not None:
                         return r
                 r = fn(x, y)
