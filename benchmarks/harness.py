@@ -129,8 +129,9 @@ def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float, bl
 
     Warm-up: each callable runs at least twice (and for ~10% of ``budget``).
     Then rounds: in each round every library, in turn, runs one untimed call
-    (its data back in cache after the other libraries ran) and ``block`` timed
-    calls, so that all libraries see the same background load over the run.
+    (its data back in cache after the other libraries ran; with PyTorch or JAX in
+    the run, untimed calls for 50 ms, until their spinning threads are quiet) and
+    ``block`` timed calls, so that all libraries see the same background load over the run.
     Up to ``repeats`` timed calls per library; rounds stop early (after 3
     timed calls) once ``budget`` seconds per library are spent.  The garbage
     collector is off while timing.  A library whose callable raises is dropped
@@ -149,9 +150,11 @@ def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float, bl
         except Exception as e:
             errors[lib] = f"{type(e).__name__}: {e}"
     times: dict[str, list[float]] = {lib: [] for lib in live}
-    # PyTorch's and JAX's worker threads keep spinning for a moment after an operation; on a
-    # small machine that takes a core from whatever runs next: pause (untimed) between libraries.
-    settle = 0.02 if any(lib in ("torch", "jax") for lib in live) else 0.0
+    # PyTorch's and JAX's worker threads keep spinning for 20-30 ms after an operation; on a small
+    # machine that takes a core from whatever runs next.  Each library first runs untimed for
+    # `settle` seconds (busy: a sleep instead lets the cores idle down and slowed every library
+    # by ~40% on this VM, measured), so their threads have gone quiet before its timed calls.
+    settle = 0.05 if any(lib in ("torch", "jax") for lib in live) else 0.0
     gc_was = gc.isenabled()
     gc.disable()
     try:
@@ -160,9 +163,10 @@ def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float, bl
         while done < repeats:
             k = min(block, repeats - done)
             for lib, fn in live.items():
-                if settle:
-                    time.sleep(settle)
+                t_settle = time.perf_counter()
                 fn()  # untimed: this library's data back in cache
+                while time.perf_counter() - t_settle < settle:
+                    fn()
                 for _ in range(k):
                     s = time.perf_counter()
                     fn()
