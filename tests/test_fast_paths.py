@@ -319,6 +319,25 @@ def test_float_tests_read_off_the_bits(dt, op):
         assert_same(np.asarray(r), fast)
 
 
+@given(shape=st.sampled_from([(300,), (200, 3), (50, 2, 5), (1, 4)]),
+       ishape=st.sampled_from([(700,), (30, 40), (65,), (0,)]),
+       dt=st.sampled_from(["float32", "int8", "complex128", "bool"]), seed=st.integers(0, 3))
+def test_gather_rows(shape, ishape, dt, seed):
+    """Index arrays on axis 0 (full slices elsewhere) are gathered in threaded chunks: x[key]'s values."""
+    rng = np.random.default_rng(seed)
+    x = _data(rng, math.prod(shape), dt).reshape(shape)
+    idx = rng.integers(0, shape[0], ishape).astype(np.int64)
+    key = (idx,) + tuple(slice(0, d, 1) for d in shape[1:])
+    plain, fast = both(lambda: be.gather(x, key))
+    assert_same(x[key], plain)
+    assert_same(plain, fast)
+    if len(shape) > 1:  # a partial slice: NumPy's own path
+        k2 = (idx, slice(0, 1, 1)) + tuple(slice(0, d, 1) for d in shape[2:])
+        assert_same(*both(lambda: be.gather(x, k2)))
+    t = rt.from_numpy(x)
+    assert_same(x[idx], rt.to_numpy(t[rt.from_numpy(idx)]))
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------

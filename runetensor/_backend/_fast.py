@@ -87,6 +87,7 @@ SORT_MIN = 256
 
 _F32 = np.dtype(np.float32)
 _U16 = np.dtype(np.uint16)
+_I64 = np.dtype(np.int64)
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
@@ -358,6 +359,31 @@ def bit_test(op, x):
     xf, of = xv.reshape(-1), out.reshape(-1)
     ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
     parallel_for(lambda i: run(xf[ranges[i][0]:ranges[i][1]], of[ranges[i][0]:ranges[i][1]]), len(ranges))
+    return out
+
+
+def take_rows(x, key):
+    """``x[key]`` when ``key`` is one int64 index array on axis 0 and full slices elsewhere: the
+    index array split across threads, each chunk gathered by ``np.take`` straight into its part
+    of the result (the indices are in range and non-negative: the contract's guarantee, so no
+    per-element bounds check).  The same values as ``x[key]``; ``None`` when not applicable."""
+    if not ENABLED or get_num_threads() <= 1 or not key or x.dtype.hasobject:
+        return None
+    idx = key[0]
+    if type(idx) is not np.ndarray or idx.dtype != _I64 or idx.size < PAR_MIN or x.ndim == 0:
+        return None
+    for k, dim in zip(key[1:], x.shape[1:]):
+        if type(k) is not slice or k.start not in (0, None) or k.step not in (1, None) \
+                or k.stop not in (dim, None):
+            return None
+    if len(key) > x.ndim:
+        return None
+    flat = idx.reshape(-1)
+    out = empty(idx.shape + x.shape[1:], x.dtype)
+    of = out.reshape((flat.size,) + x.shape[1:])
+    ranges = chunk_ranges(flat.size, elem_chunk(flat.size), ALIGN)
+    parallel_for(lambda i: np.take(x, flat[ranges[i][0]:ranges[i][1]], axis=0, out=of[ranges[i][0]:ranges[i][1]],
+                                   mode="clip"), len(ranges))
     return out
 
 

@@ -573,6 +573,9 @@ class NumpyBackend(Backend):
 
     # -- gather / scatter ------------------------------------------------------------
     def gather(self, x, key):
+        r = _fast.take_rows(x, key)
+        if r is not None:
+            return r
         r = x[key]
         return r if type(r) is np.ndarray else np.asarray(r)  # 0-d index arrays give NumPy scalars
 
