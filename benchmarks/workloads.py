@@ -162,6 +162,23 @@ def _f8_add(ctx):
     return _all(ctx, [a, b], f, f, None, f)  # PyTorch has no float8 add on the CPU
 
 
+@workload("f16_add_1e7", "a + b, 1e7 float16 (NumPy's own float16 loops)", target=4.0)
+def _f16_add(ctx):
+    n = ctx.n(10_000_000)
+    a, b = (_f32(ctx, n).astype(ctx.np.float16) for _ in range(2))
+    f = lambda x, y: x + y  # noqa: E731
+    return _all(ctx, [a, b], f, f, f, f)
+
+
+@workload("bf16_exp_1e7", "exp of 1e7 bfloat16 (NumPy: ml_dtypes)", target=4.0)
+def _bf16_exp(ctx):
+    import ml_dtypes
+    n = ctx.n(10_000_000)
+    a = _f32(ctx, n).astype(ml_dtypes.bfloat16)
+    return _all(ctx, [a], lambda x: ctx.np.exp(x), lambda x: ctx.rt.exp(x),
+                lambda x: ctx.torch.exp(x), lambda x: ctx.jnp.exp(x))
+
+
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
