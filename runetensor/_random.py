@@ -71,15 +71,11 @@ def _column(be: Any, h: Any, j: int) -> Any:
 def _uniform_handle(be: Any, key: int, n: int, d: DType) -> Any:
     """``n`` uniform values in [0, 1) of real float dtype ``d`` (a 1-d handle)."""
     if d is D.float64:
-        # 53 bits from two words: (a >> 5) * 2**26 + (b >> 6), scaled by 2**-53 (all exact in float64)
-        w = _words(be, key, n, 2)
-        hi = be.cast(be.binary("rshift", _column(be, w, 0), 5), D.float64)
-        lo = be.cast(be.binary("rshift", _column(be, w, 1), 6), D.float64)
-        x = be.binary("add", be.binary("mul", hi, 67108864.0), lo)
-        return be.binary("mul", x, 2.0 ** -53)
+        # 53 bits from two words: (a >> 5) * 2**26 + (b >> 6), scaled by 2**-53 (the contract's
+        # random_uniform; all exact in float64)
+        return be.random_uniform(key, n, D.float64)
     # 24 bits: (w >> 8) * 2**-24, exact in float32
-    w = _words(be, key, n, 1)
-    u = be.binary("mul", be.cast(be.binary("rshift", w, 8), D.float32), 2.0 ** -24)
+    u = be.random_uniform(key, n, D.float32)
     if d is D.float32:
         return u
     # low precision: round the float32 value to d; a value that rounds up to 1
@@ -154,8 +150,10 @@ def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     cd = D.float64 if d is D.float64 else D.float32
     pairs = (n + 1) // 2
     u = be.reshape(_uniform_handle(be, key, 2 * pairs, cd), (pairs, 2))
-    u1 = be.binary("sub", 1.0, _column(be, u, 0))          # in (0, 1]: log is finite
-    theta = be.binary("mul", _column(be, u, 1), 2.0 * math.pi)
+    # the two columns copied out once, so that every elementwise step runs on contiguous data
+    # (the backends' fast paths: threads, reused buffers); the same operations as on the columns
+    u1 = be.binary("sub", 1.0, be.contiguous(_column(be, u, 0)))  # in (0, 1]: log is finite
+    theta = be.binary("mul", be.contiguous(_column(be, u, 1)), 2.0 * math.pi)
     r = be.unary("sqrt", be.binary("mul", be.unary("log", u1), -2.0))
     out = be.empty((pairs, 2), cd)
     be.assign(_column(be, out, 0), be.binary("mul", r, be.unary("cos", theta)))

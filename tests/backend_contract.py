@@ -218,6 +218,22 @@ def check_random_bits(be):
     assert abs(a.mean() / 2 ** 32 - 0.5) < 0.02
 
 
+@check("random_uniform")
+def check_random_uniform(be):
+    for seed in (0, 12345, 2 ** 64 - 1):
+        w = N(be, be.random_bits(seed, 2 * 1000)).astype(np.uint64)
+        f = be.random_uniform(seed, 1000, rt.float32)
+        handle_ok(be, f, (1000,), rt.float32, "random_uniform float32")
+        eq(N(be, f), ((w[:1000] >> 8).astype(np.float32) * np.float32(2.0 ** -24)))
+        d = be.random_uniform(seed, 1000, rt.float64)
+        handle_ok(be, d, (1000,), rt.float64, "random_uniform float64")
+        eq(N(be, d), ((w[0::2] >> 5).astype(np.float64) * 2.0 ** 26 + (w[1::2] >> 6)) * 2.0 ** -53)
+    assert be.random_uniform(3, 0, rt.float32).size == 0
+    a = N(be, be.random_uniform(7, 5, rt.float64))
+    assert (N(be, be.random_uniform(7, 3, rt.float64)) == a[:3]).all(), "value i depends only on (seed, i)"
+    assert float(N(be, be.random_uniform(1, 4096, rt.float64)).max()) < 1.0
+
+
 # -- movement ---------------------------------------------------------------------------------------
 def _is_view(be, v, base, what):
     assert be.shares_memory(v, base), f"{what} must return a view"

@@ -561,3 +561,76 @@ def test_rejected_operands_release_their_buffer():
         with pytest.raises(ValueError):
             k.f8_binary(0, k.OP_ADD, short, o8, o8, 0, 10, 0)
     assert (sys.getrefcount(bad), sys.getrefcount(short)) == before
+
+
+@needs_kernels
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 31, 32, 33, 4095, 20000])
+def test_philox_kernels_match_the_numpy_stream(n):
+    """random_bits and random_uniform from the kernels (AVX2 or portable, chunked over 3 threads) equal
+    the NumPy Philox implementation and the contract's composite definition, bit for bit."""
+    from runetensor._backend.contract import Backend
+    from runetensor import _dtypes as D
+    for seed in (0, 1, 0xDEADBEEF12345678, 2 ** 64 - 1):
+        for fn in (lambda: be.random_bits(seed, n),
+                   lambda: be.random_uniform(seed, n, D.float32),
+                   lambda: be.random_uniform(seed, n, D.float64)):
+            same_bits(*three(fn))
+        same_bits(be.random_uniform(seed, n, D.float64), Backend.random_uniform(be, seed, n, D.float64))
+        same_bits(be.random_uniform(seed, n, D.float32), Backend.random_uniform(be, seed, n, D.float32))
+
+
+@needs_kernels
+def test_philox_kernel_arguments_and_counter_carry():
+    k = _fast._kernels
+    nb = sys.modules["runetensor._backend.numpy_backend"]
+    for first in ((1 << 32) - 3, (1 << 34) + 5):  # the block counter's low word wraps inside a vector
+        out = np.empty(400, np.uint32)
+        k.philox_stream(7, 9, out, 4 * first + 1, 4 * first + 401)
+        blocks = np.array([[(first + j) & 0xFFFFFFFF, (first + j) >> 32, 0, 0] for j in range(101)], np.uint32)
+        assert (out == nb.philox4x32(blocks, (7, 9)).reshape(-1)[1:401]).all()
+    with pytest.raises(ValueError):
+        k.philox_stream(1 << 32, 0, np.empty(4, np.uint32), 0, 4)  # key word too wide
+    with pytest.raises(ValueError):
+        k.philox_stream(0, 0, np.empty(3, np.uint32), 0, 4)  # output too short
+    with pytest.raises(ValueError):
+        k.philox_uniform(0, 0, np.empty(4, np.float32), 0, 4, True)  # float64 needs 8-byte items
+    with pytest.raises(ValueError):
+        k.philox_uniform(0, 0, np.empty(4, np.float32), 3, 2, False)  # range the wrong way round
+
+
+@pytest.fixture(params=["simd", "portable"])
+def simd(request):
+    """Run with the runtime-chosen AVX2 / F16C loops, and with the portable loops."""
+    if not HAVE:
+        pytest.skip("compiled kernels not built")
+    prev = _fast._kernels.set_simd(request.param == "simd")
+    yield request.param
+    _fast._kernels.set_simd(prev)
+
+
+@needs_kernels
+def test_portable_and_simd_loops_agree(simd):
+    """The Philox stream, the float16 conversions and float16 arithmetic give the same bits with and
+    without the AVX2 / F16C loops (NumPy's results are the reference in both cases)."""
+    from runetensor import _dtypes as D
+    nb = sys.modules["runetensor._backend.numpy_backend"]
+    for seed in (0, 2 ** 64 - 1):
+        ref = nb._philox_stream((seed & 0xFFFFFFFF, seed >> 32), 2000).reshape(-1)
+        same_bits(be.random_bits(seed, 8000), ref)
+        same_bits(be.random_uniform(seed, 3001, D.float32), ((ref[:3001] >> 8).astype(np.float32) * np.float32(2.0 ** -24)))
+    k = _fast._kernels
+    h = np.arange(1 << 16, dtype=np.uint16)
+    wide = np.empty(h.size, np.float32)
+    k.f16_to_float32(h, wide, 0, h.size)
+    same_bits(wide, h.view(np.float16).astype(np.float32))
+    f = np.concatenate([wide, np.nextafter(wide, np.float32(np.inf)), (wide.view(np.uint32) | 0x1000).view(np.float32),
+                        np.array([np.nan, -np.nan, 1e6, -1e-9, 65520.0, 65519.0], np.float32)])
+    back = np.empty(f.size, np.uint16)
+    k.float32_to_f16(f, back, 0, f.size)
+    with np.errstate(all="ignore"):
+        same_bits(back.view(np.float16), f.astype(np.float16))
+    x = np.tile(h.view(np.float16), 2)
+    y = np.random.default_rng(1).permutation(x.view(np.uint16)).view(np.float16)
+    for op, fn in (("add", np.add), ("mul", np.multiply), ("div", np.divide), ("sub", np.subtract)):
+        with np.errstate(all="ignore"):
+            same_bits(be.binary(op, x, y), fn(x, y))

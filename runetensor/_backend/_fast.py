@@ -387,6 +387,52 @@ def take_rows(x, key):
     return out
 
 
+def philox_words(k0: int, k1: int, n: int):
+    """Words ``0 .. n-1`` of the Philox4x32-10 stream under the key ``(k0, k1)`` (uint32), from the
+    compiled kernel in threaded chunks (word ``i`` depends only on the key and ``i``, so the chunking
+    changes nothing); ``None`` without the kernels."""
+    if not (ENABLED and KERNELS):
+        return None
+    out = empty((n,), np.dtype(np.uint32))
+    if n == 0:
+        return out
+    kern = _kernels.philox_stream
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    parallel_for(lambda i: kern(k0, k1, out[ranges[i][0]:ranges[i][1]], ranges[i][0], ranges[i][1]), len(ranges))
+    return out
+
+
+def philox_uniform(k0: int, k1: int, n: int, f64: bool):
+    """The contract's ``random_uniform`` values ``0 .. n-1`` (float32, or float64 from word pairs),
+    fused in the compiled kernel (stream words straight to floats), threaded chunks; ``None``
+    without the kernels."""
+    if not (ENABLED and KERNELS):
+        return None
+    out = empty((n,), np.dtype(np.float64 if f64 else np.float32))
+    if n == 0:
+        return out
+    kern = _kernels.philox_uniform
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    parallel_for(lambda i: kern(k0, k1, out[ranges[i][0]:ranges[i][1]], ranges[i][0], ranges[i][1], f64),
+                 len(ranges))
+    return out
+
+
+def fill(shape, value, nd):
+    """``np.full(shape, value, nd)`` into a recycled buffer, filled in threaded chunks; ``None`` when
+    small, for zeros (NumPy's ``calloc`` maps zero pages lazily: nothing to win) or object dtype."""
+    n = math.prod(shape)
+    if not ENABLED or n < PAR_MIN or nd.hasobject or (type(value) in (int, float, bool) and value == 0
+                                                      and not (type(value) is float and math.copysign(1.0, value) < 0)):
+        return None
+    v = np.asarray(value, dtype=nd)  # raises as np.full would for a value the dtype cannot hold
+    out = empty(shape, nd)
+    of = out.reshape(-1)
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], v), len(ranges))
+    return out
+
+
 _tls = threading.local()
 
 

@@ -966,6 +966,223 @@ static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
     return matrix_call(args, "_kernels.sum_rows_f32: bad source or range", 1, 0, rows_loop);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Philox4x32-10 (Salmon et al., SC'11): the backend's random_bits stream    */
+/* ------------------------------------------------------------------------ */
+/* Block i has the counter (i mod 2^32, i >> 32, 0, 0) under the key (k0, k1);
+   its four output words are words 4i .. 4i+3 of the stream.  The same rounds
+   as the NumPy implementation in numpy_backend.py (Random123's known-answer
+   vectors are tested against both). */
+INLINE void philox_block(uint64_t i, uint32_t k0, uint32_t k1, uint32_t w[4])
+{
+    uint32_t c0 = (uint32_t)i, c1 = (uint32_t)(i >> 32), c2 = 0, c3 = 0;
+    for (int r = 0; r < 10; r++) {
+        if (r) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+        uint64_t p0 = (uint64_t)c0 * 0xD2511F53u, p1 = (uint64_t)c2 * 0xCD9E8D57u;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1;
+        c3 = (uint32_t)p0;
+        c0 = n0;
+        c2 = n2;
+    }
+    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;
+}
+
+#ifdef HAVE_F16C_PATH
+/* 8 blocks per step in AVX2 registers: _mm256_mul_epu32 multiplies the even 32-bit
+   lanes into 64-bit products, so each word takes two multiplies (even and odd lanes)
+   and blends to split the products into their low and high halves; the four words of
+   the 8 blocks are interleaved back into stream order with unpacks and lane permutes */
+__attribute__((target("avx2"))) static Py_ssize_t philox_avx2(uint32_t k0, uint32_t k1, uint32_t *out,
+                                                             Py_ssize_t w, Py_ssize_t w0, Py_ssize_t w1)
+{
+    const __m256i m0 = _mm256_set1_epi64x(0xD2511F53), m1 = _mm256_set1_epi64x(0xCD9E8D57);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (; w + 32 <= w1; w += 32) {
+        uint64_t first = (uint64_t)(w / 4);
+        __m256i c0, c1;
+        if ((first & 0xFFFFFFFFu) <= 0xFFFFFFFFu - 7u) {
+            c0 = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)first), lane);
+            c1 = _mm256_set1_epi32((int)(uint32_t)(first >> 32));
+        } else {  /* the low word wraps inside these 8 blocks */
+            uint32_t a[8], b[8];
+            for (int j = 0; j < 8; j++) { a[j] = (uint32_t)(first + j); b[j] = (uint32_t)((first + j) >> 32); }
+            c0 = _mm256_loadu_si256((const __m256i *)a);
+            c1 = _mm256_loadu_si256((const __m256i *)b);
+        }
+        __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+        uint32_t r0 = k0, r1 = k1;
+        for (int r = 0; r < 10; r++) {
+            if (r) { r0 += 0x9E3779B9u; r1 += 0xBB67AE85u; }
+            __m256i pe0 = _mm256_mul_epu32(c0, m0), po0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
+            __m256i pe1 = _mm256_mul_epu32(c2, m1), po1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
+            __m256i lo0 = _mm256_blend_epi32(pe0, _mm256_slli_epi64(po0, 32), 0xAA);
+            __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(pe0, 32), po0, 0xAA);
+            __m256i lo1 = _mm256_blend_epi32(pe1, _mm256_slli_epi64(po1, 32), 0xAA);
+            __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(pe1, 32), po1, 0xAA);
+            __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)r0));
+            __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)r1));
+            c1 = lo1;
+            c3 = lo0;
+            c0 = n0;
+            c2 = n2;
+        }
+        /* transpose: block j's words (c0[j], c1[j], c2[j], c3[j]) go to out[4j .. 4j+3] */
+        __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+        __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+        __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
+        __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
+        uint32_t *o = out + (w - w0);
+        _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(u0, u1, 0x20));
+        _mm256_storeu_si256((__m256i *)(o + 8), _mm256_permute2x128_si256(u2, u3, 0x20));
+        _mm256_storeu_si256((__m256i *)(o + 16), _mm256_permute2x128_si256(u0, u1, 0x31));
+        _mm256_storeu_si256((__m256i *)(o + 24), _mm256_permute2x128_si256(u2, u3, 0x31));
+    }
+    return w;
+}
+#endif
+
+static int avx2_ok = 0;  /* set at import: the CPU runs the AVX2 Philox loop */
+
+#define PHILOX_B 16
+
+/* words [w0, w1) of the stream into out[0 .. w1 - w0) */
+HOT static void philox_loop(uint32_t k0, uint32_t k1, uint32_t *out, Py_ssize_t w0, Py_ssize_t w1)
+{
+    Py_ssize_t w = w0;
+    uint32_t blk[4];
+    if (w % 4) {  /* a partial first block */
+        philox_block((uint64_t)(w / 4), k0, k1, blk);
+        for (; w % 4 && w < w1; w++) out[w - w0] = blk[w % 4];
+    }
+#ifdef HAVE_F16C_PATH
+    if (avx2_ok && w % 4 == 0) w = philox_avx2(k0, k1, out, w, w0, w1);
+#endif
+    /* PHILOX_B blocks side by side: the rounds vectorise across blocks (32 x 32 -> 64-bit
+       multiplies are SIMD instructions), where one block's rounds form a serial chain */
+    for (; w + 4 * PHILOX_B <= w1; w += 4 * PHILOX_B) {
+        uint32_t c0[PHILOX_B], c1[PHILOX_B], c2[PHILOX_B], c3[PHILOX_B];
+        uint64_t first = (uint64_t)(w / 4);
+        for (int j = 0; j < PHILOX_B; j++) {
+            c0[j] = (uint32_t)(first + (uint64_t)j);
+            c1[j] = (uint32_t)((first + (uint64_t)j) >> 32);
+            c2[j] = 0;
+            c3[j] = 0;
+        }
+        uint32_t r0 = k0, r1 = k1;
+        for (int r = 0; r < 10; r++) {
+            if (r) { r0 += 0x9E3779B9u; r1 += 0xBB67AE85u; }
+            for (int j = 0; j < PHILOX_B; j++) {
+                uint64_t p0 = (uint64_t)c0[j] * 0xD2511F53u, p1 = (uint64_t)c2[j] * 0xCD9E8D57u;
+                uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[j] ^ r0, n2 = (uint32_t)(p0 >> 32) ^ c3[j] ^ r1;
+                c1[j] = (uint32_t)p1;
+                c3[j] = (uint32_t)p0;
+                c0[j] = n0;
+                c2[j] = n2;
+            }
+        }
+        uint32_t *o = out + (w - w0);
+        for (int j = 0; j < PHILOX_B; j++) {
+            o[4 * j] = c0[j]; o[4 * j + 1] = c1[j]; o[4 * j + 2] = c2[j]; o[4 * j + 3] = c3[j];
+        }
+    }
+    for (; w + 4 <= w1; w += 4) {
+        philox_block((uint64_t)(w / 4), k0, k1, blk);
+        out[w - w0] = blk[0]; out[w - w0 + 1] = blk[1]; out[w - w0 + 2] = blk[2]; out[w - w0 + 3] = blk[3];
+    }
+    if (w < w1) {  /* a partial last block */
+        philox_block((uint64_t)(w / 4), k0, k1, blk);
+        for (int j = 0; w < w1; w++, j++) out[w - w0] = blk[j];
+    }
+}
+
+/* philox_stream(k0, k1, out, w0, w1): words w0 .. w1 - 1 of the stream under the key (k0, k1)
+   into the uint32 buffer out[0 .. w1 - w0) */
+static PyObject *philox_stream(PyObject *self, PyObject *args)
+{
+    unsigned long long k0, k1;
+    PyObject *oo;
+    Py_ssize_t w0, w1;
+    if (!PyArg_ParseTuple(args, "KKOnn", &k0, &k1, &oo, &w0, &w1))
+        return NULL;
+    if (w0 < 0 || w1 < w0 || k0 > 0xFFFFFFFFull || k1 > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.philox_stream: bad key or word range");
+        return NULL;
+    }
+    Py_buffer ov;
+    if (get_out(oo, &ov, 4, w1 - w0) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    philox_loop((uint32_t)k0, (uint32_t)k1, (uint32_t *)ov.buf, w0, w1);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* uniform floats in [0, 1) from the stream, as the contract's random_uniform defines them:
+   float32 value i = (word i >> 8) * 2^-24; float64 value i = ((word 2i >> 5) * 2^26 +
+   (word 2i+1 >> 6)) * 2^-53 (every step exact) */
+static void uniform_loop(uint32_t k0, uint32_t k1, int f64, void *out, Py_ssize_t i0, Py_ssize_t i1)
+{
+    uint32_t buf[1024];
+    Py_ssize_t per = f64 ? 2 : 1, cap = 1024 / per;
+    for (Py_ssize_t i = i0; i < i1;) {
+        Py_ssize_t m = i1 - i < cap ? i1 - i : cap;
+        philox_loop(k0, k1, buf, i * per, (i + m) * per);
+        if (f64) {
+            double *o = (double *)out + (i - i0);
+            for (Py_ssize_t j = 0; j < m; j++)
+                o[j] = ((double)(buf[2 * j] >> 5) * 67108864.0 + (double)(buf[2 * j + 1] >> 6)) *
+                       1.1102230246251565e-16;
+        } else {
+            float *o = (float *)out + (i - i0);
+            for (Py_ssize_t j = 0; j < m; j++) o[j] = (float)(buf[j] >> 8) * 5.9604644775390625e-08f;
+        }
+        i += m;
+    }
+}
+
+/* philox_uniform(k0, k1, out, i0, i1, f64): uniform values i0 .. i1 - 1 into out[0 .. i1 - i0)
+   (float64 when f64, else float32) */
+static PyObject *philox_uniform(PyObject *self, PyObject *args)
+{
+    unsigned long long k0, k1;
+    PyObject *oo;
+    Py_ssize_t i0, i1;
+    int f64;
+    if (!PyArg_ParseTuple(args, "KKOnnp", &k0, &k1, &oo, &i0, &i1, &f64))
+        return NULL;
+    if (i0 < 0 || i1 < i0 || i1 > PY_SSIZE_T_MAX / 2 || k0 > 0xFFFFFFFFull || k1 > 0xFFFFFFFFull) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.philox_uniform: bad key or range");
+        return NULL;
+    }
+    Py_buffer ov;
+    if (get_out(oo, &ov, f64 ? 8 : 4, i1 - i0) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    uniform_loop((uint32_t)k0, (uint32_t)k1, f64, ov.buf, i0, i1);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
+/* set_simd(on) -> previous: switch the runtime-chosen AVX2 / F16C loops off (tests run the
+   portable loops on machines that have both; turning them on where the CPU lacks them is refused) */
+static PyObject *set_simd(PyObject *self, PyObject *args)
+{
+    int on;
+    if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
+    int prev = avx2_ok || f16c_ok;
+#ifdef HAVE_F16C_PATH
+    if (on) {
+        avx2_ok = __builtin_cpu_supports("avx2");
+        f16c_ok = avx2_ok && __builtin_cpu_supports("f16c");
+    } else {
+        avx2_ok = 0;
+        f16c_ok = 0;
+    }
+#endif
+    return PyBool_FromLong(prev);
+}
+
 static PyMethodDef methods[] = {
     {"bf16_binary", bf16_binary, METH_VARARGS,
      "bf16_binary(op, a, b, out, lo, hi, mode): mode: NaN rule (add sub mul div) or tie rule (maximum minimum); out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
@@ -981,6 +1198,11 @@ static PyMethodDef methods[] = {
     {"f8_unary", f8_unary, METH_VARARGS, "f8_unary(fmt, op, a, out, lo, hi): square/sqrt of float8"},
     {"f8_to_float32", f8_to_float32, METH_VARARGS, "f8_to_float32(fmt, src, dst, lo, hi)"},
     {"float32_to_f8", float32_to_f8, METH_VARARGS, "float32_to_f8(fmt, src, dst, lo, hi) (nearest even, as ml_dtypes)"},
+    {"philox_stream", philox_stream, METH_VARARGS,
+     "philox_stream(k0, k1, out, w0, w1): words w0..w1-1 of the Philox4x32-10 stream into uint32 out[0:w1-w0]"},
+    {"philox_uniform", philox_uniform, METH_VARARGS,
+     "philox_uniform(k0, k1, out, i0, i1, f64): uniform values i0..i1-1 (float32, or float64 from word pairs)"},
+    {"set_simd", set_simd, METH_VARARGS, "set_simd(on) -> previous: the AVX2 / F16C loops on or off (for tests)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
     {"sum_rows_f32", sum_rows_f32, METH_VARARGS,
@@ -1000,6 +1222,7 @@ PyMODINIT_FUNC PyInit__kernels(void)
 #ifdef HAVE_F16C_PATH
     __builtin_cpu_init();
     f16c_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    avx2_ok = __builtin_cpu_supports("avx2");
 #endif
     if (PyModule_AddIntConstant(m, "OP_ADD", OP_ADD) < 0 || PyModule_AddIntConstant(m, "OP_SUB", OP_SUB) < 0 ||
         PyModule_AddIntConstant(m, "OP_MUL", OP_MUL) < 0 || PyModule_AddIntConstant(m, "OP_DIV", OP_DIV) < 0 ||

@@ -31,7 +31,8 @@ What every backend guarantees the frontend
 * results have the documented dtype (same as the input, ``bool`` for
   predicates, ``int64`` for indices);
 * low-precision floats (float16, bfloat16, float8) compute in float32 and
-  round back once; integer division or modulo by zero gives 0; integer
+  round back once, except ``neg``/``abs``, which flip / clear the sign bit
+  (IEEE 754: a NaN keeps its payload); integer division or modulo by zero gives 0; integer
   overflow wraps; no primitive prints warnings or reads outside a buffer.
 
 A backend subclasses :class:`Backend` and implements each method.  The test
@@ -205,6 +206,27 @@ class Backend(ABC):
         word ``i % 4`` of the block.
         """
         ...
+
+    def random_uniform(self, seed: int, n: int, dtype: DType) -> Handle:
+        """``n`` uniform values in ``[0, 1)`` (a 1-d handle) of ``dtype`` float32 or float64,
+        defined on the ``random_bits`` stream: float32 value ``i`` is ``(word i >> 8) * 2**-24``;
+        float64 value ``i`` is ``((word 2i >> 5) * 2**26 + (word 2i+1 >> 6)) * 2**-53`` (every
+        step exact).
+
+        Not abstract: this default composes ``random_bits``, ``binary`` and ``cast``; a
+        backend may fuse it, with the same values bit for bit.
+        """
+        from .. import _dtypes as D
+        if dtype is D.float64:
+            w = self.reshape(self.random_bits(seed, 2 * n), (n, 2))
+            col = lambda j: self.view_index(w, (slice(0, n, 1), j))  # noqa: E731
+            hi = self.cast(self.binary("rshift", col(0), 5), D.float64)
+            lo = self.cast(self.binary("rshift", col(1), 6), D.float64)
+            return self.binary("mul", self.binary("add", self.binary("mul", hi, 67108864.0), lo), 2.0 ** -53)
+        if dtype is not D.float32:
+            raise TypeError(f"random_uniform: dtype must be float32 or float64, got {dtype}")
+        return self.binary("mul", self.cast(self.binary("rshift", self.random_bits(seed, n), 8), D.float32),
+                           2.0 ** -24)
 
     # -- movement: views only -----------------------------------------------
     @abstractmethod
@@ -406,5 +428,6 @@ class Backend(ABC):
 
 
 def primitive_names() -> list[str]:
-    """The names of the contract's primitives, in declaration order."""
-    return [n for n, v in Backend.__dict__.items() if getattr(v, "__isabstractmethod__", False)]
+    """The names of the contract's primitives, in declaration order (the abstract ones and those
+    with a default a backend may replace, such as ``random_uniform``)."""
+    return [n for n, v in Backend.__dict__.items() if callable(v) and not n.startswith("_")]

@@ -8,6 +8,7 @@ wider type (float32, int8, uint8) and rounded back once.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Sequence
 
@@ -313,13 +314,19 @@ class NumpyBackend(Backend):
 
     # -- creation --------------------------------------------------------
     def empty(self, shape, dtype):
-        return np.empty(shape, NP_DTYPE[dtype])
+        return _fast.empty(tuple(shape), NP_DTYPE[dtype])  # large: a recycled buffer (no page faults)
 
     def full(self, shape, value, dtype):
         nd = NP_DTYPE[dtype]
         cd = _COMPUTE.get(nd)
         if cd is not None:
             return np.full(shape, np.asarray(value).astype(cd), cd).astype(nd)
+        r = _fast.fill(tuple(shape), value, nd)
+        if r is not None:
+            return r
+        if type(value) in (int, float, bool) and value == 0 and not nd.hasobject \
+                and not (type(value) is float and math.copysign(1.0, value) < 0):
+            return np.zeros(shape, nd)  # calloc: the zero pages are mapped lazily
         return np.full(shape, value, nd)
 
     def arange(self, start, stop, step, dtype):
@@ -370,8 +377,18 @@ class NumpyBackend(Backend):
         return a, RT_DTYPE[a.dtype]
 
     def random_bits(self, seed, n):
+        r = _fast.philox_words(seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, n)
+        if r is not None:
+            return r
         out = _philox_stream((seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF), (n + 3) // 4)
         return out[:n] if out.shape[0] == n else out[:n].copy()
+
+    def random_uniform(self, seed, n, dtype):
+        if dtype is D.float32 or dtype is D.float64:
+            r = _fast.philox_uniform(seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, n, dtype is D.float64)
+            if r is not None:
+                return r
+        return super().random_uniform(seed, n, dtype)
 
     # -- movement ----------------------------------------------------------
     def reshape(self, h, shape):
