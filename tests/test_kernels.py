@@ -49,7 +49,7 @@ def small_chunks(monkeypatch):
     """Small inputs take the fast paths in many chunks, on 3 threads."""
     nb = sys.modules["runetensor._backend.numpy_backend"]  # the module (the package attribute is the object)
     monkeypatch.setattr(nb, "_FAST_MIN", 64)
-    for name, v in (("LOWP_MIN", 64), ("ELEM_CHUNK", 4096), ("RED_MIN", 64), ("RED_CHUNK", 1024),
+    for name, v in (("PAR_MIN_CHEAP", 64), ("LOWP_MIN", 64), ("ELEM_CHUNK", 4096), ("RED_MIN", 64), ("RED_CHUNK", 1024),
                     ("KCOL_MIN", 16), ("ALIGN", 64)):
         monkeypatch.setattr(_fast, name, v)
     old = rt.get_num_threads()

@@ -54,6 +54,10 @@ warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=
 ENABLED = True
 #: element count from which elementwise work is split across threads
 PAR_MIN = 1 << 17
+#: the same for memory-bound work (copies, fills, additions, comparisons, bit operations): waking a
+#: helper thread and handing the GIL over costs ~50-70 us on this VM, which such an op on fewer
+#: elements does not earn back (isnan of 5e5 float32: 56 us alone, 125 us on two threads)
+PAR_MIN_CHEAP = 1 << 20
 #: elements per chunk of threaded elementwise work (chunks are claimed dynamically by the threads)
 ELEM_CHUNK = 1 << 18
 #: elementwise work is split into about this many chunks per thread (claimed dynamically); every
@@ -208,10 +212,19 @@ def _operands_ok(ops) -> bool:
     return True
 
 
+#: memory-bound ufuncs (a few operations per element): threaded from PAR_MIN_CHEAP elements
+_CHEAP = frozenset({np.add, np.subtract, np.multiply, np.negative, np.absolute, np.positive, np.square,
+                    np.maximum, np.minimum, np.fmax, np.fmin, np.copysign, np.conjugate,
+                    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+                    np.isnan, np.isinf, np.isfinite, np.signbit, np.logical_and, np.logical_or,
+                    np.logical_xor, np.logical_not, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+                    np.invert, np.left_shift, np.right_shift, np.floor, np.ceil, np.trunc, np.rint})
+
+
 def _run_ufunc(fn, ops, out, shape):
     """``fn(*ops, out=out)`` split across threads; ``out`` is fresh and C-contiguous."""
     n = out.size
-    if get_num_threads() <= 1 or n < PAR_MIN or n <= ELEM_CHUNK:
+    if get_num_threads() <= 1 or n < (PAR_MIN_CHEAP if fn in _CHEAP else PAR_MIN) or n <= ELEM_CHUNK:
         with _quiet():
             fn(*ops, out=out)
         return out
@@ -353,7 +366,7 @@ def bit_test(op, x):
         else:
             test(np.bitwise_and(src, m), k, out=dst)
 
-    if not ENABLED or x.size < PAR_MIN or not x.flags.c_contiguous or get_num_threads() <= 1:
+    if not ENABLED or x.size < PAR_MIN_CHEAP or not x.flags.c_contiguous or get_num_threads() <= 1:
         run(xv, out)
         return out
     xf, of = xv.reshape(-1), out.reshape(-1)
@@ -422,7 +435,7 @@ def fill(shape, value, nd):
     """``np.full(shape, value, nd)`` into a recycled buffer, filled in threaded chunks; ``None`` when
     small, for zeros (NumPy's ``calloc`` maps zero pages lazily: nothing to win) or object dtype."""
     n = math.prod(shape)
-    if not ENABLED or n < PAR_MIN or nd.hasobject or (type(value) in (int, float, bool) and value == 0
+    if not ENABLED or n < PAR_MIN_CHEAP or nd.hasobject or (type(value) in (int, float, bool) and value == 0
                                                       and not (type(value) is float and math.copysign(1.0, value) < 0)):
         return None
     v = np.asarray(value, dtype=nd)  # raises as np.full would for a value the dtype cannot hold
@@ -886,6 +899,9 @@ def copy(x):
         return r
     if x.flags.c_contiguous:
         out = empty(x.shape, x.dtype)
+        if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
+            np.copyto(out, x)  # a recycled buffer, one thread
+            return out
         of, xf = out.reshape(-1), x.reshape(-1)
         ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
         parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], xf[ranges[i][0]:ranges[i][1]]),
@@ -899,6 +915,10 @@ def astype(x, nd):
     if not ENABLED or x.size < PAR_MIN or not x.flags.c_contiguous or x.dtype.hasobject or nd.hasobject:
         return None
     out = empty(x.shape, nd)
+    if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
+        with _quiet():
+            np.copyto(out, x, casting="unsafe")
+        return out
     of, xf = out.reshape(-1), x.reshape(-1)
     ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
 
