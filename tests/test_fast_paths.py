@@ -30,7 +30,7 @@ def small_thresholds(monkeypatch):
     """Make small inputs take the fast paths (many small chunks), on 3 threads."""
     for name, v in (("PAR_MIN", 64), ("PAR_MIN_CHEAP", 64), ("RED_MIN", 64), ("LOWP_MIN", 64), ("LOWP_CHUNK", 192), ("LOWP_GROUP", 2),
                     ("ELEM_CHUNK", 128), ("RED_CHUNK", 256), ("TCOPY_MIN", 16), ("TCOPY_BLOCK", 8),
-                    ("SORT_MIN", 2), ("ALIGN", 64)):
+                    ("SORT_MIN", 2), ("ALIGN", 64), ("WHERE_MIN", 8)):
         monkeypatch.setattr(_fast, name, v)
     monkeypatch.setattr(_fast, "_LANES", 16)
     monkeypatch.setattr(_fast, "_BLOCK_ROWS", 4)
@@ -135,7 +135,7 @@ def test_binary_broadcast(rows, cols, dt, kind):
 @given(n=SIZES, dt=st.sampled_from(["float32", "float64", "float16", "complex128"]),
        op=st.sampled_from(["sin", "cos", "exp", "log", "sqrt", "tanh", "neg", "abs", "isnan", "floor",
                            "expm1", "atan", "square", "sign", "recip", "trunc", "ceil", "rint", "isinf",
-                           "signbit"]))
+                           "signbit", "round"]))
 def test_unary(n, dt, op):
     x = _data(np.random.default_rng(n), n, dt)
     try:
@@ -336,6 +336,37 @@ def test_gather_rows(shape, ishape, dt, seed):
         assert_same(*both(lambda: be.gather(x, k2)))
     t = rt.from_numpy(x)
     assert_same(x[idx], rt.to_numpy(t[rt.from_numpy(idx)]))
+
+
+@given(n=SIZES, dt=st.sampled_from(["float32", "float64", "int8", "int16", "uint64", "complex64", "bool",
+                                    "float16", "complex128"]),
+       form=st.sampled_from(["aa", "as", "sa", "ss"]), seed=st.integers(0, 3))
+def test_where(n, dt, form, seed):
+    """where through the compiled select (1/2/4/8-byte items, scalars broadcast): np.where's bits."""
+    rng = np.random.default_rng(seed)
+    c = rng.random(n) > 0.5
+    x, y = _data(rng, n, dt), _data(rng, n, dt)
+    if form[0] == "s":
+        x = x[:1].reshape(())
+    if form[1] == "s":
+        y = y[:1].reshape(())
+    plain, fast = both(lambda: be.where(c, x, y))
+    assert_same(np.where(c, x, y), plain)
+    assert_same(plain, fast)
+
+
+@given(n=SIZES, dt=st.sampled_from(["float32", "float64", "int32", "uint8", "float16"]),
+       bounds=st.sampled_from(["both", "lo", "hi"]), seed=st.integers(0, 3))
+def test_clip(n, dt, bounds, seed):
+    rng = np.random.default_rng(seed)
+    x = _data(rng, n, dt)
+    lo = np.asarray(_data(rng, 1, dt)[0]) if bounds != "hi" else None
+    hi = np.asarray(_data(rng, 1, dt)[0]) if bounds != "lo" else None
+    if lo is not None and hi is not None and lo > hi:
+        lo, hi = hi, lo
+    plain, fast = both(lambda: be.clip(x, lo, hi))
+    assert_same(np.asarray(np.clip(x, lo, hi)), plain)
+    assert_same(plain, fast)
 
 
 # ---------------------------------------------------------------------------

@@ -634,3 +634,21 @@ def test_portable_and_simd_loops_agree(simd):
     for op, fn in (("add", np.add), ("mul", np.multiply), ("div", np.divide), ("sub", np.subtract)):
         with np.errstate(all="ignore"):
             same_bits(be.binary(op, x, y), fn(x, y))
+
+
+@needs_kernels
+def test_where_select_arguments_are_checked():
+    k = _fast._kernels
+    c = np.ones(10, np.bool_)
+    x = np.arange(10, dtype=np.float32)
+    o = np.empty(10, np.float32)
+    k.where_select(c, x, x[:1], o, 0, 10)
+    assert (o == x).all()
+    for args in ((c, x, x.astype(np.float64), o, 0, 10),          # item sizes differ
+                 (c, x, x, o, 0, 11),                             # past the end
+                 (c.astype(np.int16), x, x, o, 0, 10),            # condition items not 1 byte
+                 (c, x.astype(np.complex128), x.astype(np.complex128), o, 0, 10),  # 16-byte items
+                 (c, x, x, o[:5], 0, 10),                         # output too short
+                 (c, x, x, o, 5, 4)):                             # range the wrong way round
+        with pytest.raises(ValueError):
+            k.where_select(*args)

@@ -1164,6 +1164,69 @@ static PyObject *philox_uniform(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------------ */
+/* where: a branch-free select on the raw bits (any dtype of 1, 2, 4, 8 bytes) */
+/* ------------------------------------------------------------------------ */
+/* NumPy's where branches on every element (~5 ns each with a random condition);
+   the mask select below vectorises.  A scalar operand (a 1-element buffer) is
+   broadcast.  Pure selection: every dtype's bits come through unchanged. */
+#define SEL_LOOPS(T)                                                                            \
+    {                                                                                           \
+        const T *px = (const T *)xv, *py = (const T *)yv;                                      \
+        T *o = (T *)out, sx = px[0], sy = py[0];                                                \
+        if (xs && ys) { for (Py_ssize_t i = lo; i < hi; i++) {                                  \
+            T m = (T)0 - (T)(c[i] != 0); o[i] = (T)((sx & m) | (sy & (T)~m)); } }               \
+        else if (xs) { for (Py_ssize_t i = lo; i < hi; i++) {                                   \
+            T m = (T)0 - (T)(c[i] != 0); o[i] = (T)((sx & m) | (py[i] & (T)~m)); } }            \
+        else if (ys) { for (Py_ssize_t i = lo; i < hi; i++) {                                   \
+            T m = (T)0 - (T)(c[i] != 0); o[i] = (T)((px[i] & m) | (sy & (T)~m)); } }            \
+        else { for (Py_ssize_t i = lo; i < hi; i++) {                                           \
+            T m = (T)0 - (T)(c[i] != 0); o[i] = (T)((px[i] & m) | (py[i] & (T)~m)); } }         \
+    }
+
+HOT static void select_loop(int k, const uint8_t *c, const void *xv, int xs, const void *yv, int ys,
+                            void *out, Py_ssize_t lo, Py_ssize_t hi)
+{
+    switch (k) {
+    case 1: SEL_LOOPS(uint8_t) break;
+    case 2: SEL_LOOPS(uint16_t) break;
+    case 4: SEL_LOOPS(uint32_t) break;
+    default: SEL_LOOPS(uint64_t) break;
+    }
+}
+
+/* where_select(cond, x, y, out, lo, hi): out[i] = x[i] if cond[i] else y[i] for i in [lo, hi);
+   cond: 1-byte items; x, y, out: items of one size (1, 2, 4 or 8 bytes); x or y of 1 item broadcasts */
+static PyObject *where_select(PyObject *self, PyObject *args)
+{
+    PyObject *co, *xo, *yo, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOOnn", &co, &xo, &yo, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer cv, xv, yv, ov;
+    if (PyObject_GetBuffer(co, &cv, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(xo, &xv, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&cv); return NULL; }
+    if (PyObject_GetBuffer(yo, &yv, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&cv); PyBuffer_Release(&xv); return NULL;
+    }
+    Py_ssize_t k = xv.itemsize;
+    int xs = xv.len == k, ys = yv.len == k;
+    if (lo < 0 || hi < lo || cv.itemsize != 1 || cv.len < hi || (k != 1 && k != 2 && k != 4 && k != 8) ||
+        yv.itemsize != k || (!xs && xv.len / k < hi) || (!ys && yv.len / k < hi) || xv.len < k || yv.len < k) {
+        PyBuffer_Release(&cv); PyBuffer_Release(&xv); PyBuffer_Release(&yv);
+        PyErr_SetString(PyExc_ValueError, "_kernels.where_select: bad operands or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, k, hi) < 0) {
+        PyBuffer_Release(&cv); PyBuffer_Release(&xv); PyBuffer_Release(&yv); return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    select_loop((int)k, (const uint8_t *)cv.buf, xv.buf, xs, yv.buf, ys, ov.buf, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&cv); PyBuffer_Release(&xv); PyBuffer_Release(&yv); PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
 /* set_simd(on) -> previous: switch the runtime-chosen AVX2 / F16C loops off (tests run the
    portable loops on machines that have both; turning them on where the CPU lacks them is refused) */
 static PyObject *set_simd(PyObject *self, PyObject *args)
@@ -1202,6 +1265,8 @@ static PyMethodDef methods[] = {
      "philox_stream(k0, k1, out, w0, w1): words w0..w1-1 of the Philox4x32-10 stream into uint32 out[0:w1-w0]"},
     {"philox_uniform", philox_uniform, METH_VARARGS,
      "philox_uniform(k0, k1, out, i0, i1, f64): uniform values i0..i1-1 (float32, or float64 from word pairs)"},
+    {"where_select", where_select, METH_VARARGS,
+     "where_select(cond, x, y, out, lo, hi): branch-free out[i] = x[i] if cond[i] else y[i] (1-item x/y broadcast)"},
     {"set_simd", set_simd, METH_VARARGS, "set_simd(on) -> previous: the AVX2 / F16C loops on or off (for tests)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},

@@ -22,6 +22,7 @@ from .contract import Backend, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
 
 _FAST_MIN = _fast.PAR_MIN
+_CLIP = np._core.umath.clip  # np.clip's own ufunc (3 operands)
 _ND = np.ndarray
 
 # NumPy reports FP exceptions (x/0, overflow, invalid casts) as warnings from
@@ -195,6 +196,8 @@ _FLOAT_UFUNC = {"div": np.true_divide, "floordiv": np.floor_divide, "mod": np.fm
                 "pow": np.power}
 _FLOAT_UNARY = {"sign": np.sign, "recip": np.reciprocal, "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor,
                 "rint": np.rint}
+#: on integer operands (the wrappers only silence division by zero, which the fast paths do too)
+_INT_UFUNC = {"floordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder}
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
@@ -207,7 +210,8 @@ _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "lo
 _F16 = np.dtype(np.float16)
 _F16_UNARY = {"sign": np.sign, "square": np.square, "sqrt": np.sqrt, "recip": np.reciprocal,
               "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor, "rint": np.rint,
-              "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit}
+              "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
+              "round": _round_half_away}
 _F16_BINARY = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "copysign"})
 
 _PHILOX_M = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
@@ -436,8 +440,12 @@ class NumpyBackend(Backend):
             else:
                 if x.size >= _FAST_MIN:
                     f16 = _F16_UNARY.get(op) if x.dtype == _F16 else None
-                    r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL) if f16 is not None else \
-                        _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
+                    if f16 is not None:
+                        r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL)
+                    elif op == "round" and x.dtype.kind == "f":
+                        r = _fast.chunked(fn, (x,), x.dtype)  # a composite: its passes per chunk
+                    else:
+                        r = _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
                     if r is not None:
                         return r
                 r = fn(x)
@@ -470,8 +478,18 @@ class NumpyBackend(Backend):
                             and y.dtype == _F16:  # arrays only: a Python scalar is first rounded to float16
                         r = _fast.lowp_call(fn, (x, y), _F16, op in _BINARY_BOOL)
                     if r is None:
-                        # float division/modulo/power: the ufunc itself (the wrappers add integer rules)
-                        r = _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn) if xd.kind in "fc" else fn, x, y)
+                        # division/modulo/power: the ufunc itself where there is one (the wrappers
+                        # add integer rules); integer division truncating toward zero is a
+                        # composite: its passes chunk by chunk
+                        k = xd.kind
+                        if k in "fc":
+                            r = _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn), x, y)
+                        elif k in "iu" and op in _INT_UFUNC:
+                            r = _fast.ufunc_call(_INT_UFUNC[op], x, y)
+                        elif k in "iu" and op == "div":
+                            r = _fast.chunked(fn, (x, y), xd)
+                        else:
+                            r = _fast.ufunc_call(fn, x, y)
                     if r is not None:
                         return r
                 r = fn(x, y)
@@ -492,11 +510,18 @@ class NumpyBackend(Backend):
         return out
 
     def where(self, cond, x, y):
-        return np.where(cond, x, y)
+        r = _fast.where(cond, x, y)
+        return r if r is not None else np.where(cond, x, y)
 
     def clip(self, x, lo, hi):
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
+            if x.size >= _FAST_MIN:  # NumPy's clip is these ufuncs: take their fast path
+                fn, ops = (_CLIP, (x, lo, hi)) if lo is not None and hi is not None else \
+                    (np.minimum, (x, hi)) if lo is None else (np.maximum, (x, lo))
+                r = _fast.ufunc_call(fn, *ops)
+                if r is not None:
+                    return r
             return np.asarray(np.clip(x, lo, hi))  # 0-d: a 0-d array, not a NumPy scalar
         lo = None if lo is None else lo.astype(cd)
         hi = None if hi is None else hi.astype(cd)
