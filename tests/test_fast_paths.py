@@ -369,6 +369,17 @@ def test_clip(n, dt, bounds, seed):
     assert_same(plain, fast)
 
 
+@given(n=SIZES, src=st.sampled_from(["float32", "float64", "complex64", "float16", "int64", "uint8", "bool"]),
+       dst=st.sampled_from(["int32", "int8", "uint16", "int64", "float32", "float64", "bool"]), seed=st.integers(0, 3))
+def test_cast(n, src, dst, seed):
+    """Casts through the threaded / chunked paths (floats to integers with NaN and infinities) equal the plain path."""
+    rng = np.random.default_rng(seed)
+    x = _data(rng, n, src)
+    if x.dtype.kind == "f" and n > 5:
+        x[1], x[2], x[3] = np.nan, np.inf, -np.inf
+    assert_same(*both(lambda: be.cast(x, getattr(rt, dst))))
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------
@@ -416,8 +427,8 @@ def test_sum_special_values_and_large_1d():
 # ---------------------------------------------------------------------------
 # Copies
 # ---------------------------------------------------------------------------
-@given(r=st.sampled_from([1, 3, 8, 17, 64, 100]), c=st.sampled_from([1, 5, 8, 33, 64]),
-       dt=st.sampled_from(["float32", "float64", "int8", "complex128", "bool"]),
+@given(r=st.sampled_from([1, 3, 8, 17, 64, 100, 130]), c=st.sampled_from([1, 5, 8, 33, 64, 70]),
+       dt=st.sampled_from(["float32", "float64", "int8", "complex128", "bool", "float16", "complex64"]),
        view=st.sampled_from(["T", "T_slice", "T_neg", "plain", "slice"]))
 def test_copy_and_contiguous(r, c, dt, view):
     base = _data(np.random.default_rng(r * c), r * c * 4, dt).reshape(2 * r, 2 * c)

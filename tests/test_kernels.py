@@ -652,3 +652,25 @@ def test_where_select_arguments_are_checked():
                  (c, x, x, o, 5, 4)):                             # range the wrong way round
         with pytest.raises(ValueError):
             k.where_select(*args)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.complex64])
+def test_strided_copy_tiles(dt):
+    """The tile copy of strided 2-d views (transposes, negative and sliced strides), every row range."""
+    k = _fast._kernels
+    m = np.arange(150 * 97).astype(dt).reshape(150, 97)
+    for x in (m.T, m[::-2, 3::2].T, m[::3, ::-1], m.T[5:90, ::7]):
+        out = np.empty(x.shape, dt)
+        for r0, r1 in ((0, x.shape[0]), (0, 1), (x.shape[0] // 2, x.shape[0])):
+            out[...] = 0
+            k.strided_copy(x, out, r0, r1)
+            assert (out[r0:r1] == x[r0:r1]).all() and (out[r1:] == 0).all()
+    with pytest.raises(ValueError):
+        k.strided_copy(np.zeros((2, 2, 2), np.float32), np.zeros(8, np.float32), 0, 2)  # not 2-d
+    with pytest.raises(ValueError):
+        k.strided_copy(m.T, np.zeros(5, dt), 0, 2)  # output too short
+    with pytest.raises(ValueError):
+        k.strided_copy(m.T, np.zeros(m.size, dt), 0, 98)  # rows past the end
+    with pytest.raises(ValueError):
+        k.strided_copy(np.zeros((4, 4), np.complex128).T, np.zeros(16, np.complex128), 0, 4)  # 16-byte items

@@ -1227,6 +1227,63 @@ static PyObject *where_select(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------------ */
+/* blocked copy of a strided 2-d view (a transpose) into C order             */
+/* ------------------------------------------------------------------------ */
+/* Tiles of TB x TB (64: measured best of 16/32/64/128 here): the strided reads of a tile stay within TB cache lines
+   and pages, the writes are contiguous runs.  Any strides (the exporter's),
+   items of 1, 2, 4 or 8 bytes. */
+#define TB 64
+#define TCOPY(T)                                                                                \
+    for (Py_ssize_t i0 = r0; i0 < r1; i0 += TB) {                                              \
+        Py_ssize_t i1 = i0 + TB < r1 ? i0 + TB : r1;                                           \
+        for (Py_ssize_t j0 = 0; j0 < cols; j0 += TB) {                                          \
+            Py_ssize_t j1 = j0 + TB < cols ? j0 + TB : cols;                                   \
+            for (Py_ssize_t i = i0; i < i1; i++) {                                              \
+                const char *row = src + i * s0;                                                 \
+                T *o = (T *)out + i * cols;                                                     \
+                for (Py_ssize_t j = j0; j < j1; j++) o[j] = *(const T *)(row + j * s1);        \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+HOT static void tcopy_loop(int k, const char *src, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t cols, void *out,
+                           Py_ssize_t r0, Py_ssize_t r1)
+{
+    switch (k) {
+    case 1: TCOPY(uint8_t) break;
+    case 2: TCOPY(uint16_t) break;
+    case 4: TCOPY(uint32_t) break;
+    default: TCOPY(uint64_t) break;
+    }
+}
+
+/* strided_copy(src, out, r0, r1): rows r0 .. r1 - 1 of the 2-d view src (any strides) into the
+   C-contiguous out of the same shape and item size */
+static PyObject *strided_copy(PyObject *self, PyObject *args)
+{
+    PyObject *so, *oo;
+    Py_ssize_t r0, r1;
+    if (!PyArg_ParseTuple(args, "OOnn", &so, &oo, &r0, &r1))
+        return NULL;
+    Py_buffer sv, ov;
+    if (PyObject_GetBuffer(so, &sv, PyBUF_STRIDES) < 0) return NULL;
+    Py_ssize_t k = sv.itemsize;
+    if (sv.ndim != 2 || (k != 1 && k != 2 && k != 4 && k != 8) || r0 < 0 || r1 < r0 || r1 > sv.shape[0]) {
+        PyBuffer_Release(&sv);
+        PyErr_SetString(PyExc_ValueError, "_kernels.strided_copy: expected a 2-d source of 1/2/4/8-byte items and a row range");
+        return NULL;
+    }
+    Py_ssize_t rows = sv.shape[0], cols = sv.shape[1];
+    if (get_out(oo, &ov, k, rows * cols) < 0) { PyBuffer_Release(&sv); return NULL; }
+    Py_BEGIN_ALLOW_THREADS
+    tcopy_loop((int)k, (const char *)sv.buf, sv.strides[0], sv.strides[1], cols, ov.buf, r0, r1);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
 /* set_simd(on) -> previous: switch the runtime-chosen AVX2 / F16C loops off (tests run the
    portable loops on machines that have both; turning them on where the CPU lacks them is refused) */
 static PyObject *set_simd(PyObject *self, PyObject *args)
@@ -1267,6 +1324,8 @@ static PyMethodDef methods[] = {
      "philox_uniform(k0, k1, out, i0, i1, f64): uniform values i0..i1-1 (float32, or float64 from word pairs)"},
     {"where_select", where_select, METH_VARARGS,
      "where_select(cond, x, y, out, lo, hi): branch-free out[i] = x[i] if cond[i] else y[i] (1-item x/y broadcast)"},
+    {"strided_copy", strided_copy, METH_VARARGS,
+     "strided_copy(src, out, r0, r1): rows r0..r1-1 of a strided 2-d view into C-contiguous out, in 32x32 tiles"},
     {"set_simd", set_simd, METH_VARARGS, "set_simd(on) -> previous: the AVX2 / F16C loops on or off (for tests)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},

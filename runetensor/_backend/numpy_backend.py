@@ -165,6 +165,15 @@ def _pow(a, b, out=None):
     return np.power(a, b, out=out)
 
 
+def _float_to_int(src, out):
+    """float32/float64 ``src`` into the integer array ``out``: truncation, NaN and infinities to 0."""
+    fin = np.isfinite(src)
+    if not fin.all():
+        src = np.where(fin, src, 0)
+    np.copyto(out, src, casting="unsafe")
+    return out
+
+
 def _int_quiet(fn):
     """Integer division/modulo by zero give 0 as the contract says, without a warning even
     when the user turned warnings into errors (the module filter only covers the defaults)."""
@@ -208,6 +217,7 @@ _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "lo
 # (tests/test_fast_paths.py checks every float16 value).  Transcendental ops are left to NumPy:
 # its float32 loops (SIMD) and its float16 loops (libm or AVX512-FP16) need not agree.
 _F16 = np.dtype(np.float16)
+_F64 = np.dtype(np.float64)
 _F16_UNARY = {"sign": np.sign, "square": np.square, "sqrt": np.sqrt, "recip": np.reciprocal,
               "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor, "rint": np.rint,
               "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "signbit": np.signbit,
@@ -533,6 +543,10 @@ class NumpyBackend(Backend):
             return self.copy(x)
         if x.dtype.kind in "fc" and nd.kind in "iu" and x.dtype.kind != "O":
             src = x.real if x.dtype.kind == "c" else x
+            if x.size >= _FAST_MIN and nd not in _COMPUTE and src.dtype in (_F32, _F64):
+                r = _fast.chunked(_float_to_int, (src,), nd)  # its passes chunk by chunk, threaded
+                if r is not None:
+                    return r
             fin = np.isfinite(src)
             if not fin.all():
                 src = np.where(fin, src, 0)
