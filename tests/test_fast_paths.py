@@ -380,6 +380,20 @@ def test_cast(n, src, dst, seed):
     assert_same(*both(lambda: be.cast(x, getattr(rt, dst))))
 
 
+@given(args=st.sampled_from([(0, 1000, 1), (5, -700, -3), (0.1, 300.0, 0.1), (-1.5, 200.0, 0.7),
+                             (1e9, 1e9 + 1.0, 1e-3), (-0.0, 500.0, 1.0), (0.0, -500.0, -1.0), (3, 4, 1), (2, 2, 1)]),
+       dt=st.sampled_from(["float32", "float64", "int32", "int64", "uint16", "float16", "int8"]))
+def test_arange(args, dt):
+    """arange filled in threaded chunks: NumPy's float64 arange values (start, start + step, then
+    start + i * delta), cast."""
+    d = getattr(rt, dt)
+    if d.kind in "iu" and not all(isinstance(v, int) for v in args):
+        return
+    if d.kind == "u" and (args[0] < 0 or args[1] < 0):
+        return
+    assert_same(*both(lambda: be.arange(*args, d)))
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------

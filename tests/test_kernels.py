@@ -674,3 +674,21 @@ def test_strided_copy_tiles(dt):
         k.strided_copy(m.T, np.zeros(m.size, dt), 0, 98)  # rows past the end
     with pytest.raises(ValueError):
         k.strided_copy(np.zeros((4, 4), np.complex128).T, np.zeros(16, np.complex128), 0, 4)  # 16-byte items
+
+
+@needs_kernels
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_round_half_away_kernel(dt):
+    """The one-pass round (half away from zero) gives the NumPy composite's bits: halves, the largest
+    values below 1/2, huge values, NaN, infinities, signed zeros and spread-out random patterns."""
+    rng = np.random.default_rng(3)
+    u = np.uint32 if dt is np.float32 else np.uint64
+    pats = rng.integers(0, np.iinfo(u).max, 200_000, dtype=u, endpoint=True).view(dt)
+    below = np.nextafter(dt(0.5), dt(0))
+    special = np.array([0.5, -0.5, 1.5, -2.5, below, -below, 0.0, -0.0, np.nan, np.inf, -np.inf,
+                        2.0 ** 23 + 1, 2.0 ** 52 + 1, 1e30, -1e30, 4503599627370495.5], dtype=dt)
+    x = np.concatenate([pats, special, (np.arange(-5000, 5000) / 4).astype(dt)])
+    plain, numpy_fast, kern = three(lambda: be.unary("round", x))
+    same_bits(plain, numpy_fast, kern)
+    with pytest.raises(ValueError):
+        _fast._kernels.round_half_away(np.zeros(4, np.float16), np.zeros(4, np.float16), 0, 4)

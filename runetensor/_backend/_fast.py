@@ -91,6 +91,7 @@ SORT_MIN = 256
 
 _F32 = np.dtype(np.float32)
 _U16 = np.dtype(np.uint16)
+_F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -510,6 +511,71 @@ def where(cond, x, y):
         return out
     ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
     parallel_for(lambda i: kern(c, xa, ya, o, ranges[i][0], ranges[i][1]), len(ranges))
+    return out
+
+
+def arange(start, stop, step, nd):
+    """The backend's ``arange`` (int64 values for int arguments, else NumPy's float64 ``arange``),
+    cast to ``nd``, filled chunk by chunk on the threads into a recycled buffer.  Float values as
+    NumPy's float64 ``arange`` fills them: ``start``, ``start + step``, then ``start + i * delta``
+    with ``delta = (start + step) - start``.  ``None`` when small or not applicable."""
+    if not ENABLED or get_num_threads() <= 1:
+        return None
+    ints = all(type(v) is int for v in (start, stop, step))
+    if ints:
+        if not all(-(1 << 62) <= v < (1 << 62) for v in (start, stop, step)):
+            return None
+        n = len(range(start, stop, step))
+    else:
+        try:
+            start, stop, step = float(start), float(stop), float(step)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if not all(math.isfinite(v) for v in (start, stop, step)) or step == 0:
+            return None
+        n = max(0, math.ceil((stop - start) / step))
+    if n < PAR_MIN_CHEAP:
+        return None
+    out = empty((n,), nd)
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    delta = (start + step) - start if not ints else step
+
+    def work(i):
+        lo, hi = ranges[i]
+        if ints:
+            if nd == _I64:
+                np.copyto(out[lo:hi], np.arange(start + lo * step, start + hi * step, step, dtype=_I64))
+                return
+            v = np.arange(start + lo * step, start + hi * step, step, dtype=_I64)
+        else:
+            v = np.arange(lo, hi, dtype=np.float64)
+            np.multiply(v, delta, out=v)
+            np.add(v, start, out=v)
+            if lo == 0:
+                v[0] = start
+                if hi > 1:
+                    v[1] = start + step
+        with _quiet():
+            np.copyto(out[lo:hi], v, casting="unsafe")
+    parallel_for(work, len(ranges))
+    return out
+
+
+def round_half_away(x):
+    """The seed's ``round`` (half away from zero) of a C-contiguous float32/float64 array in one
+    compiled pass (the plain path's three NumPy passes, same bits), threaded when large; ``None``
+    when not applicable."""
+    if not (ENABLED and KERNELS) or x.dtype not in (_F32, _F64) or not x.flags.c_contiguous or x.size < WHERE_MIN:
+        return None
+    out = empty(x.shape, x.dtype)
+    xf, of = x.reshape(-1), out.reshape(-1)
+    n = x.size
+    kern = _kernels.round_half_away
+    if n < PAR_MIN_CHEAP or get_num_threads() <= 1:
+        kern(xf, of, 0, n)
+        return out
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    parallel_for(lambda i: kern(xf, of, ranges[i][0], ranges[i][1]), len(ranges))
     return out
 
 

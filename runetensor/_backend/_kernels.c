@@ -1284,6 +1284,46 @@ static PyObject *strided_copy(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------------ */
+/* round half away from zero (the seed's round), one pass                    */
+/* ------------------------------------------------------------------------ */
+/* trunc(x + copysign(largest value below 1/2, x)): the NumPy composite's three
+   operations (each IEEE, round to nearest) in one pass, so the same bits. */
+HOT static void round_f32_loop(const float *x, float *o, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = truncf(x[i] + copysignf(0.49999997f, x[i]));
+}
+
+HOT static void round_f64_loop(const double *x, double *o, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = trunc(x[i] + copysign(0.49999999999999994, x[i]));
+}
+
+/* round_half_away(x, out, lo, hi): float32 or float64 (by item size) */
+static PyObject *round_half_away(PyObject *self, PyObject *args)
+{
+    PyObject *xo, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &xo, &oo, &lo, &hi))
+        return NULL;
+    Py_buffer xv, ov;
+    if (PyObject_GetBuffer(xo, &xv, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t k = xv.itemsize;
+    if (lo < 0 || hi < lo || (k != 4 && k != 8) || xv.len / k < hi) {
+        PyBuffer_Release(&xv);
+        PyErr_SetString(PyExc_ValueError, "_kernels.round_half_away: bad source or range");
+        return NULL;
+    }
+    if (get_out(oo, &ov, k, hi) < 0) { PyBuffer_Release(&xv); return NULL; }
+    Py_BEGIN_ALLOW_THREADS
+    if (k == 4) round_f32_loop((const float *)xv.buf, (float *)ov.buf, lo, hi);
+    else round_f64_loop((const double *)xv.buf, (double *)ov.buf, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&xv);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
 /* set_simd(on) -> previous: switch the runtime-chosen AVX2 / F16C loops off (tests run the
    portable loops on machines that have both; turning them on where the CPU lacks them is refused) */
 static PyObject *set_simd(PyObject *self, PyObject *args)
@@ -1326,6 +1366,8 @@ static PyMethodDef methods[] = {
      "where_select(cond, x, y, out, lo, hi): branch-free out[i] = x[i] if cond[i] else y[i] (1-item x/y broadcast)"},
     {"strided_copy", strided_copy, METH_VARARGS,
      "strided_copy(src, out, r0, r1): rows r0..r1-1 of a strided 2-d view into C-contiguous out, in 32x32 tiles"},
+    {"round_half_away", round_half_away, METH_VARARGS,
+     "round_half_away(x, out, lo, hi): float32/float64 round half away from zero, NumPy composite's bits"},
     {"set_simd", set_simd, METH_VARARGS, "set_simd(on) -> previous: the AVX2 / F16C loops on or off (for tests)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},

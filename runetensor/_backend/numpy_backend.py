@@ -345,6 +345,10 @@ class NumpyBackend(Backend):
 
     def arange(self, start, stop, step, dtype):
         nd = NP_DTYPE[dtype]
+        if nd not in _COMPUTE and nd.kind in "iuf":
+            r = _fast.arange(start, stop, step, nd)  # large: filled in threaded chunks, same values
+            if r is not None:
+                return r
         if all(isinstance(v, int) for v in (start, stop, step)):
             if all(-(1 << 63) <= v < (1 << 63) for v in (start, stop, step)):
                 r = np.arange(start, stop, step, dtype=np.int64)
@@ -453,7 +457,9 @@ class NumpyBackend(Backend):
                     if f16 is not None:
                         r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL)
                     elif op == "round" and x.dtype.kind == "f":
-                        r = _fast.chunked(fn, (x,), x.dtype)  # a composite: its passes per chunk
+                        r = _fast.round_half_away(x)  # one compiled pass
+                        if r is None:
+                            r = _fast.chunked(fn, (x,), x.dtype)  # a composite: its passes per chunk
                     else:
                         r = _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
                     if r is not None:
