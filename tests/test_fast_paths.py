@@ -394,6 +394,44 @@ def test_arange(args, dt):
     assert_same(*both(lambda: be.arange(*args, d)))
 
 
+@given(shape=st.sampled_from([(1000,), (7, 150), (150, 7), (3, 5, 70), (64, 64)]),
+       dt=st.sampled_from(["float32", "float64", "int32", "int8", "uint16", "float16"]),
+       which=st.sampled_from(["all", "lead", "trail"]), op=st.sampled_from(["max", "min"]),
+       special=st.sampled_from(["none", "nan", "zeros", "ties"]), keepdims=st.booleans(), seed=st.integers(0, 3))
+def test_max_min(shape, dt, which, op, special, keepdims, seed):
+    """max/min split over threads: the plain path's values (a zero or NaN result goes the plain way)."""
+    rng = np.random.default_rng(seed)
+    x = _data(rng, math.prod(shape), dt).reshape(shape)
+    if x.dtype.kind == "f":
+        flat = x.reshape(-1)
+        if special == "nan":
+            flat[rng.integers(0, flat.size, 3)] = np.nan
+        elif special == "zeros":
+            flat[:] = np.where(rng.random(flat.size) < 0.5, -0.0, 0.0)
+        elif special == "ties":
+            flat[:] = np.round(flat / 10)
+    axes = {"all": tuple(range(x.ndim)), "lead": (0,), "trail": (x.ndim - 1,)}[which]
+    assert_same(*both(lambda: be.reduce(op, x, axes, keepdims)))
+
+
+@given(shape=st.sampled_from([(1000,), (7, 150), (150, 7), (3, 5, 70)]),
+       dt=st.sampled_from(["float32", "float64", "int32", "int8", "uint16"]),
+       op=st.sampled_from(["argmax", "argmin"]), special=st.sampled_from(["none", "nan", "ties"]),
+       seed=st.integers(0, 3))
+def test_argmax_argmin(shape, dt, op, special, seed):
+    """argmax/argmin along the last axis, split over threads: NumPy's first occurrence, NaN first."""
+    rng = np.random.default_rng(seed)
+    x = _data(rng, math.prod(shape), dt).reshape(shape)
+    flat = x.reshape(-1)
+    if special == "ties":
+        flat[:] = flat // 7 if x.dtype.kind != "f" else np.round(flat / 10)
+    elif special == "nan" and x.dtype.kind == "f":
+        flat[rng.integers(0, flat.size, 2)] = np.nan
+    plain, fast = both(lambda: be.arg_reduce(op, x, x.ndim - 1, False))
+    assert_same(np.asarray(plain).astype(np.int64), np.asarray(fast).astype(np.int64))
+    assert_same(np.asarray(getattr(np, op)(x, axis=-1)).astype(np.int64), np.asarray(fast).astype(np.int64))
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------

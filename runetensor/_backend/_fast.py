@@ -941,6 +941,85 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
     return _keep(r, x.shape, axes, keepdims)
 
 
+def reduce_minmax(op, x, axes: tuple, keepdims: bool):
+    """``np.max`` / ``np.min`` (``op``) of a C-contiguous real array split across threads; or ``None``.
+
+    Chunk results combined by ``np.maximum`` / ``np.minimum``: the same value as one call, except
+    possibly which of ``+0``/``-0`` or which NaN comes out; a float result holding a zero or a NaN
+    is therefore left to the plain path (``None``).  Along trailing axes each row is reduced by
+    NumPy on its own (no such question)."""
+    if not ENABLED or x.size < PAR_MIN_CHEAP or x.dtype.kind not in "iuf" or not x.flags.c_contiguous \
+            or get_num_threads() <= 1:
+        return None
+    fn = np.maximum if op == "max" else np.minimum
+    nd = x.ndim
+    axes = tuple(sorted(a % nd for a in axes)) if nd else ()
+    if not axes:
+        return None
+    k = len(axes)
+    if axes == tuple(range(nd)):
+        v = x.reshape(-1)
+        ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
+        parts = parallel_for(lambda i: fn.reduce(v[ranges[i][0]:ranges[i][1]]), len(ranges))
+        r = np.asarray(fn.reduce(np.asarray(parts, dtype=x.dtype)))
+    elif axes == tuple(range(nd - k, nd)):  # trailing: rows over threads, each row as NumPy reduces it
+        outer = math.prod(x.shape[:nd - k])
+        inner = x.size // outer if outer else 0
+        if outer < 2 or inner == 0:
+            return None
+        m = x.reshape(outer, inner)
+        r = np.empty(outer, x.dtype)
+        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        parallel_for(lambda i: fn.reduce(m[ranges[i][0]:ranges[i][1]], axis=1, out=r[ranges[i][0]:ranges[i][1]]),
+                     len(ranges))
+        return _keep(r, x.shape, axes, keepdims)
+    elif axes == tuple(range(k)):  # leading: reduced rows over threads, partials combined
+        red = math.prod(x.shape[:k])
+        if red == 0:
+            return None
+        m = x.reshape(red, x.size // red)
+        ranges = chunk_ranges(red, max(1, RED_CHUNK // max(1, m.shape[1])))
+        parts = parallel_for(lambda i: fn.reduce(m[ranges[i][0]:ranges[i][1]], axis=0), len(ranges))
+        r = parts[0]
+        for p in parts[1:]:
+            fn(r, p, out=r)
+    else:
+        return None
+    if x.dtype.kind == "f" and (np.any(r == 0) or np.any(np.isnan(r))):
+        return None  # +0/-0 or NaN payloads: which one comes out depends on the order
+    return _keep(r, x.shape, axes, keepdims)
+
+
+def arg_reduce(op, x, axis: int):
+    """``np.argmax`` / ``np.argmin`` of a C-contiguous real array along ``axis`` (the only axis, or
+    the last), split across threads; int64 indices, or ``None``.  The first occurrence wins as in
+    NumPy: per chunk NumPy's own answer, then the chunks in order (a NaN, NumPy's maximum and
+    minimum, in the earliest chunk holding one; else the best value, ties to the earlier chunk)."""
+    if not ENABLED or x.size < PAR_MIN_CHEAP or x.dtype.kind not in "iuf" or not x.flags.c_contiguous \
+            or get_num_threads() <= 1 or x.ndim == 0 or axis != x.ndim - 1:
+        return None
+    fn = np.argmax if op == "argmax" else np.argmin
+    if x.ndim > 1:  # rows over threads, each row as NumPy does it
+        inner = x.shape[-1]
+        outer = x.size // inner if inner else 0
+        if outer < 2 or inner == 0:
+            return None
+        m = x.reshape(outer, inner)
+        r = np.empty(outer, _I64)
+        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        parallel_for(lambda i: np.copyto(r[ranges[i][0]:ranges[i][1]], fn(m[ranges[i][0]:ranges[i][1]], axis=1)),
+                     len(ranges))
+        return r.reshape(x.shape[:-1])
+    ranges = chunk_ranges(x.size, RED_CHUNK, ALIGN)
+    idx = parallel_for(lambda i: int(fn(x[ranges[i][0]:ranges[i][1]])) + ranges[i][0], len(ranges))
+    vals = x[np.asarray(idx, dtype=_I64)]
+    if x.dtype.kind == "f":
+        nan = np.isnan(vals)
+        if nan.any():
+            return np.asarray(idx[int(np.argmax(nan))], dtype=_I64)
+    return np.asarray(idx[int(fn(vals))], dtype=_I64)  # ties: NumPy's first occurrence = earliest chunk
+
+
 def _keep(r, shape, axes, keepdims):
     kept = tuple(1 if i in axes else s for i, s in enumerate(shape)) if keepdims else \
         tuple(s for i, s in enumerate(shape) if i not in axes)

@@ -579,6 +579,10 @@ class NumpyBackend(Backend):
             r = _fast.reduce_sum(x, axes, keepdims)
             if r is not None:
                 return r
+        if (op == "max" or op == "min") and acc is None and x.size >= _fast.PAR_MIN_CHEAP:
+            r = _fast.reduce_minmax(op, x, axes, keepdims)
+            if r is not None:
+                return r
         src = x if acc is None else x.astype(acc)
         if op == "sum":
             r = np.sum(src, axis=axes, keepdims=keepdims, dtype=src.dtype)
@@ -598,6 +602,10 @@ class NumpyBackend(Backend):
         return r if acc is None else r.astype(x.dtype)
 
     def arg_reduce(self, op, x, axis, keepdims):
+        if not keepdims and x.size >= _fast.PAR_MIN_CHEAP and x.dtype not in _COMPUTE:
+            r = _fast.arg_reduce(op, x, axis)
+            if r is not None:
+                return r
         src = x.astype(_COMPUTE[x.dtype]) if x.dtype in _COMPUTE else x
         fn = np.argmax if op == "argmax" else np.argmin
         return np.asarray(fn(src, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
