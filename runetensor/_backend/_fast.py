@@ -890,6 +890,16 @@ def _flat_sum(v, dt):
     return total
 
 
+def _rows(x, k: int):
+    """``x`` (C-contiguous) as ``(outer, inner)`` rows, its last ``k`` axes viewed as one, with fixed
+    row chunks of about ``RED_CHUNK`` elements; ``None`` for fewer than 2 rows or empty rows."""
+    outer = math.prod(x.shape[:x.ndim - k])
+    inner = x.size // outer if outer else 0
+    if outer < 2 or inner == 0:
+        return None
+    return x.reshape(outer, inner), chunk_ranges(outer, max(1, RED_CHUNK // inner))
+
+
 def reduce_sum(x, axes: tuple, keepdims: bool):
     """``np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)`` split across threads; or ``None``.
 
@@ -916,13 +926,11 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
         parts = parallel_for(lambda i: _quiet_call(_flat_sum, v[ranges[i][0]:ranges[i][1]], dt), len(ranges))
         r = np.asarray(np.add.reduce(np.asarray(parts, dtype=dt), dtype=dt))  # pairwise over chunks
     elif axes == tuple(range(nd - k, nd)):  # trailing axes: rows over threads (bit-identical per row)
-        outer = math.prod(x.shape[:nd - k])
-        inner = x.size // outer if outer else 0
-        if outer < 2 or inner == 0:
+        rows = _rows(x, k)
+        if rows is None:
             return None
-        m = x.reshape(outer, inner)
-        r = np.empty(outer, dt)
-        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        m, ranges = rows
+        r = np.empty(m.shape[0], dt)
         parallel_for(lambda i: np.add.reduce(m[ranges[i][0]:ranges[i][1]], axis=1, dtype=dt,
                                              out=r[ranges[i][0]:ranges[i][1]]), len(ranges))
     elif axes == tuple(range(k)):  # leading axes: reduced rows over threads, partials added
@@ -963,13 +971,11 @@ def reduce_minmax(op, x, axes: tuple, keepdims: bool):
         parts = parallel_for(lambda i: fn.reduce(v[ranges[i][0]:ranges[i][1]]), len(ranges))
         r = np.asarray(fn.reduce(np.asarray(parts, dtype=x.dtype)))
     elif axes == tuple(range(nd - k, nd)):  # trailing: rows over threads, each row as NumPy reduces it
-        outer = math.prod(x.shape[:nd - k])
-        inner = x.size // outer if outer else 0
-        if outer < 2 or inner == 0:
+        rows = _rows(x, k)
+        if rows is None:
             return None
-        m = x.reshape(outer, inner)
-        r = np.empty(outer, x.dtype)
-        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        m, ranges = rows
+        r = np.empty(m.shape[0], x.dtype)
         parallel_for(lambda i: fn.reduce(m[ranges[i][0]:ranges[i][1]], axis=1, out=r[ranges[i][0]:ranges[i][1]]),
                      len(ranges))
         return _keep(r, x.shape, axes, keepdims)
@@ -1000,13 +1006,11 @@ def arg_reduce(op, x, axis: int):
         return None
     fn = np.argmax if op == "argmax" else np.argmin
     if x.ndim > 1:  # rows over threads, each row as NumPy does it
-        inner = x.shape[-1]
-        outer = x.size // inner if inner else 0
-        if outer < 2 or inner == 0:
+        rows = _rows(x, 1)
+        if rows is None:
             return None
-        m = x.reshape(outer, inner)
-        r = np.empty(outer, _I64)
-        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
+        m, ranges = rows
+        r = np.empty(m.shape[0], _I64)
         parallel_for(lambda i: np.copyto(r[ranges[i][0]:ranges[i][1]], fn(m[ranges[i][0]:ranges[i][1]], axis=1)),
                      len(ranges))
         return r.reshape(x.shape[:-1])
