@@ -296,6 +296,25 @@ _REV = slice(None, None, -1)
 _ALL = slice(None)
 
 
+def _large_binary(op, fn, x, y, xd):
+    """The fast paths of a large binary op on NumPy-native dtypes (``None``: take the plain call)."""
+    if xd == _F16 and op in _F16_BINARY and type(x) is _ND and type(y) is _ND \
+            and y.dtype == _F16:  # arrays only: a Python scalar is first rounded to float16
+        r = _fast.lowp_call(fn, (x, y), _F16, op in _BINARY_BOOL)
+        if r is not None:
+            return r
+    # division/modulo/power: the ufunc itself where there is one (the wrappers add integer
+    # rules); integer division truncating toward zero is a composite: its passes chunk by chunk
+    k = xd.kind
+    if k in "fc":
+        return _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn), x, y)
+    if k in "iu" and op in _INT_UFUNC:
+        return _fast.ufunc_call(_INT_UFUNC[op], x, y)
+    if k in "iu" and op == "div":
+        return _fast.chunked(fn, (x, y), xd)
+    return _fast.ufunc_call(fn, x, y)
+
+
 class NumpyBackend(Backend):
     """The default backend.  See :mod:`runetensor._backend.contract` for each primitive."""
 
@@ -482,30 +501,18 @@ class NumpyBackend(Backend):
 
     def binary(self, op, x, y, out=None):
         fn = _BINARY[op]
-        xd = x.dtype if type(x) is _ND or isinstance(x, np.ndarray) else y.dtype
+        if type(x) is _ND:
+            xd = x.dtype
+            big = x.size >= _FAST_MIN or type(y) is _ND and y.size >= _FAST_MIN
+        else:
+            xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
+            big = type(y) is _ND and y.size >= _FAST_MIN
         if xd not in _COMPUTE:
             if out is not None:
                 r = fn(x, y, out=out)
             else:
-                if (type(x) is _ND and x.size >= _FAST_MIN
-                        or type(y) is _ND and y.size >= _FAST_MIN):
-                    r = None
-                    if xd == _F16 and op in _F16_BINARY and type(x) is _ND and type(y) is _ND \
-                            and y.dtype == _F16:  # arrays only: a Python scalar is first rounded to float16
-                        r = _fast.lowp_call(fn, (x, y), _F16, op in _BINARY_BOOL)
-                    if r is None:
-                        # division/modulo/power: the ufunc itself where there is one (the wrappers
-                        # add integer rules); integer division truncating toward zero is a
-                        # composite: its passes chunk by chunk
-                        k = xd.kind
-                        if k in "fc":
-                            r = _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn), x, y)
-                        elif k in "iu" and op in _INT_UFUNC:
-                            r = _fast.ufunc_call(_INT_UFUNC[op], x, y)
-                        elif k in "iu" and op == "div":
-                            r = _fast.chunked(fn, (x, y), xd)
-                        else:
-                            r = _fast.ufunc_call(fn, x, y)
+                if big:
+                    r = _large_binary(op, fn, x, y, xd)
                     if r is not None:
                         return r
                 r = fn(x, y)
