@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import runetensor as rt
-from test_elementwise import ALL, LOWP, NP, TOL, check, exact_int, host, strided, to_dtype, wrap_int
+from oracle import ALL, LOWP, NP, TOL, check, exact_int, host, strided, to_dtype, wrap_int
 
 
 @st.composite

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import runetensor as rt
-from test_elementwise import (ALL, LOWP, NP, TOL, check, exact_int, host, strided, to_dtype, wrap_int)
+from oracle import (ALL, LOWP, NP, TOL, check, exact_int, host, strided, to_dtype, wrap_int)
 
 FEW = settings(max_examples=max(10, settings.default.max_examples // 2))
 REAL = [d for d in ALL if d.kind != "c"]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import runetensor as rt
-from test_elementwise import ALL, check, exact_int, host, strided
+from oracle import ALL, check, exact_int, host, strided
 
 REAL = [d for d in ALL if d.kind != "c"]
 
