@@ -179,6 +179,31 @@ def _bf16_exp(ctx):
                 lambda x: ctx.torch.exp(x), lambda x: ctx.jnp.exp(x))
 
 
+@workload("where_1e7", "where(a > 0, a, b), 1e7 float32 (condition given)")
+def _where(ctx):
+    n = ctx.n(10_000_000)
+    a, b = _f32(ctx, n), _f32(ctx, n)
+    c = a > 0
+    impls = _all(ctx, [c, a, b], lambda c_, x, y: ctx.np.where(c_, x, y), lambda c_, x, y: ctx.rt.where(c_, x, y),
+                 lambda c_, x, y: ctx.torch.where(c_, x, y), lambda c_, x, y: ctx.jnp.where(c_, x, y))
+    return impls
+
+
+@workload("rand_1e7", "uniform random float32, 1e7 values (NumPy: default_rng().random)")
+def _rand(ctx):
+    n = ctx.n(10_000_000)
+    np, rt = ctx.np, ctx.rt
+    g = np.random.default_rng(5)
+    impls = {"numpy": lambda: g.random(n, dtype=np.float32), "runetensor": lambda: rt.rand(rt.float32, [n], seed=5)}
+    if ctx.torch is not None:
+        gen = ctx.torch.Generator().manual_seed(5)
+        impls["torch"] = lambda: ctx.torch.rand(n, generator=gen)
+    if ctx.jax is not None:
+        key = ctx.jax.random.PRNGKey(5)
+        impls["jax"] = _jax(ctx, lambda: ctx.jax.random.uniform(key, (n,), dtype=ctx.jnp.float32))
+    return impls
+
+
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
