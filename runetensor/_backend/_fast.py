@@ -53,7 +53,7 @@ warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=
 #: master switch (tests turn it off to get the plain path)
 ENABLED = True
 #: element count from which elementwise work is split across threads
-PAR_MIN = 1 << 17
+PAR_MIN = 1 << 19
 #: the same for memory-bound work (copies, fills, additions, comparisons, bit operations): waking a
 #: helper thread and handing the GIL over costs ~50-70 us on this VM, which such an op on fewer
 #: elements does not earn back (isnan of 5e5 float32: 56 us alone, 125 us on two threads)
@@ -264,8 +264,14 @@ def ufunc_call(fn, *ops):
     """
     if not ENABLED or not isinstance(fn, np.ufunc) or not _operands_ok(ops):
         return None
-    shapes = [a.shape for a in ops if type(a) is np.ndarray]
-    shape = shapes[0] if all(s == shapes[0] for s in shapes) else np.broadcast_shapes(*shapes)
+    arrs = [a for a in ops if type(a) is np.ndarray]
+    shape = arrs[0].shape if all(a.shape == arrs[0].shape for a in arrs) else \
+        np.broadcast_shapes(*[a.shape for a in arrs])
+    n = math.prod(shape)
+    small = get_num_threads() <= 1 or n < (PAR_MIN_CHEAP if fn in _CHEAP else PAR_MIN)
+    if small and n * max(a.itemsize for a in arrs) < buffer_pool.min_bytes and not (KERNELS and _F16 in
+                                                                                   [a.dtype for a in arrs]):
+        return None  # neither threads nor a recycled buffer (float16 still goes to its kernels)
     with _quiet():
         rd = fn(*[_probe(a) for a in ops]).dtype  # the loop NumPy picks (raises as the plain call would)
     if rd.hasobject:
@@ -274,6 +280,8 @@ def ufunc_call(fn, *ops):
         r = _f16_kernel(fn, ops, shape)
         if r is not None:
             return r
+    if small and n * rd.itemsize < buffer_pool.min_bytes:
+        return None  # neither a recycled buffer nor threads: NumPy's own call is cheaper
     return _run_ufunc(fn, ops, empty(shape, rd), shape)
 
 

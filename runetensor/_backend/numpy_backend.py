@@ -21,7 +21,7 @@ from .._dtypes import DType
 from .contract import Backend, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
 
-_FAST_MIN = _fast.PAR_MIN
+_FAST_MIN = 1 << 17  # from here large ops try the fast paths (threads from _fast.PAR_MIN / PAR_MIN_CHEAP)
 _CLIP = np._core.umath.clip  # np.clip's own ufunc (3 operands)
 _ND = np.ndarray
 
