@@ -536,12 +536,13 @@ def arange(start, stop, step, nd):
         n = len(range(start, stop, step))
     else:
         try:
+            # the length as NumPy computes it, on the arguments as given (int - int stays exact)
+            n = max(0, math.ceil((stop - start) / step))
             start, stop, step = float(start), float(stop), float(step)
-        except (TypeError, ValueError, OverflowError):
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
             return None
-        if not all(math.isfinite(v) for v in (start, stop, step)) or step == 0:
+        if not all(math.isfinite(v) for v in (start, stop, step)):
             return None
-        n = max(0, math.ceil((stop - start) / step))
     if n < PAR_MIN_CHEAP:
         return None
     out = empty((n,), nd)
