@@ -692,3 +692,34 @@ def test_round_half_away_kernel(dt):
     same_bits(plain, numpy_fast, kern)
     with pytest.raises(ValueError):
         _fast._kernels.round_half_away(np.zeros(4, np.float16), np.zeros(4, np.float16), 0, 4)
+
+
+@needs_kernels
+def test_unaligned_operands():
+    """Operands at odd byte offsets (np.frombuffer with an offset) through the kernel-backed ops: no
+    fault, and the values of the same ops on aligned copies."""
+    n = 20_001
+    buf = bytearray(8 * n + 16)
+
+    def at(dt, off=1):
+        return np.frombuffer(buf, dtype=np.uint8, count=np.dtype(dt).itemsize * n, offset=off).view(dt)
+
+    f = at(np.float32)
+    f[...] = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    fa = f.copy()
+    assert not f.flags.aligned
+    cond = np.arange(n) % 3 == 0
+    for op, ref in ((lambda a: be.unary("round", a), lambda a: be.unary("round", a.copy())),
+                    (lambda a: be.where(cond, a, a[:1].copy().reshape(())), lambda a: np.where(cond, a, a[0])),
+                    (lambda a: be.reduce("max", a, (0,), False), lambda a: np.max(a)),
+                    (lambda a: be.copy(a.reshape(-1)[:20000].reshape(100, 200).T),
+                     lambda a: a[:20000].reshape(100, 200).T.copy())):
+        same_bits(np.asarray(op(f)), np.asarray(ref(fa)))
+    np.testing.assert_allclose(be.reduce("sum", f, (0,), False), np.sum(fa, dtype=np.float64), rtol=1e-5)
+    for dt in (np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn):
+        h = at(dt, 3)
+        h[...] = fa.astype(dt)
+        ha = h.copy()
+        for op in ("add", "mul"):
+            same_bits(be.binary(op, h, h), be.binary(op, ha, ha))
+        same_bits(be.unary("sqrt", h), be.unary("sqrt", ha))
