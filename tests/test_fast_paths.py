@@ -432,6 +432,19 @@ def test_argmax_argmin(shape, dt, op, special, seed):
     assert_same(np.asarray(getattr(np, op)(x, axis=-1)).astype(np.int64), np.asarray(fast).astype(np.int64))
 
 
+@given(n=SIZES, dt=st.sampled_from(["float16", "bfloat16", "float8_e4m3", "float8_e5m2"]), seed=st.integers(0, 3))
+def test_low_precision_casts(n, dt, seed):
+    """float32 <-> float16/bfloat16/float8 casts by the compiled conversions: the casts' bits, both ways."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 6, n)).astype(np.float32)
+    if n > 8:
+        x[:6] = [np.nan, -np.inf, np.inf, -0.0, 1e38, 70000.0]
+    d = getattr(rt, dt)
+    down = both(lambda: be.cast(x, d))
+    assert_same(*down)
+    assert_same(*both(lambda: be.cast(down[0], rt.float32)))
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------
@@ -474,6 +487,23 @@ def test_sum_special_values_and_large_1d():
     x = np.full(100_000, 0.1, np.float32)
     plain, fast = both(lambda: be.reduce("sum", x, (0,), False))
     assert abs(float(fast) - 10_000.0) <= abs(float(plain) - 10_000.0) + 0.01
+
+
+@given(shape=st.sampled_from([(1000,), (7, 150), (150, 7), (64, 64)]),
+       dt=st.sampled_from([np.float16, ml_dtypes.bfloat16]), which=st.sampled_from(["all", "lead", "trail"]),
+       seed=st.integers(0, 3))
+def test_low_precision_sum(shape, dt, which, seed):
+    """float16/bfloat16 sums: converted by the kernels, summed in float32 on the fast path, rounded
+    once; within one unit in the last place of the result (plus the float32 bound) of the plain path."""
+    x = (np.random.default_rng(seed).standard_normal(math.prod(shape)) * 4).astype(dt).reshape(shape)
+    axes = {"all": tuple(range(x.ndim)), "lead": (0,), "trail": (x.ndim - 1,)}[which]
+    plain, fast = both(lambda: be.reduce("sum", x, axes, False))
+    assert plain.dtype == fast.dtype == x.dtype and plain.shape == fast.shape
+    p32, f32 = plain.astype(np.float32), fast.astype(np.float32)
+    ulp = np.abs(np.spacing(p32.astype(dt).astype(np.float32))) if dt is np.float16 else \
+        np.abs(p32) * 2.0 ** -7 + 1e-30
+    mag = np.sum(np.abs(x.astype(np.float64)), axis=axes)
+    assert np.all(np.abs(p32 - f32) <= ulp + 2 * (16 + math.log2(x.size) + 2) * 2.0 ** -23 * mag)
 
 
 # ---------------------------------------------------------------------------

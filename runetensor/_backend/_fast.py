@@ -1142,10 +1142,23 @@ def copy(x):
 
 
 def astype(x, nd):
-    """``x.astype(nd)`` for a C-contiguous ``x``, into a recycled buffer, split across threads; or ``None``."""
+    """``x.astype(nd)`` for a C-contiguous ``x``, into a recycled buffer, split across threads; or ``None``.
+
+    Between float32 and float16 / bfloat16 / float8 the compiled conversions run (the same bits as
+    NumPy's and ml_dtypes' casts, 3-10x faster)."""
     if not ENABLED or x.size < PAR_MIN or not x.flags.c_contiguous or x.dtype.hasobject or nd.hasobject:
         return None
     out = empty(x.shape, nd)
+    if KERNELS and ((x.dtype in _SIGN and nd == _F32) or (x.dtype == _F32 and nd in _SIGN)):
+        widen, narrow = _converters(x.dtype if nd == _F32 else nd)
+        conv = widen if nd == _F32 else narrow
+        of, xf = out.reshape(-1), x.reshape(-1)
+        ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
+        if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
+            conv(xf, of)
+        else:
+            parallel_for(lambda i: conv(xf[ranges[i][0]:ranges[i][1]], of[ranges[i][0]:ranges[i][1]]), len(ranges))
+        return out
     if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
         with _quiet():
             np.copyto(out, x, casting="unsafe")

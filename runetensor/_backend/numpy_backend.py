@@ -296,6 +296,15 @@ _REV = slice(None, None, -1)
 _ALL = slice(None)
 
 
+def _astype(x, nd):
+    """``x.astype(nd)`` (NumPy dtype ``nd``) through the conversion fast paths when large."""
+    if x.size >= _FAST_MIN:
+        r = _fast.astype(x, nd)
+        if r is not None:
+            return r
+    return x.astype(nd)
+
+
 def _large_binary(op, fn, x, y, xd):
     """The fast paths of a large binary op on NumPy-native dtypes (``None``: take the plain call)."""
     if xd == _F16 and op in _F16_BINARY and type(x) is _ND and type(y) is _ND \
@@ -590,7 +599,11 @@ class NumpyBackend(Backend):
             r = _fast.reduce_minmax(op, x, axes, keepdims)
             if r is not None:
                 return r
-        src = x if acc is None else x.astype(acc)
+        src = x if acc is None else _astype(x, acc)
+        if op == "sum" and acc is not None and x.size >= _fast.RED_MIN:  # low precision: summed in float32
+            r = _fast.reduce_sum(src, axes, keepdims)
+            if r is not None:
+                return _astype(np.asarray(r), x.dtype)
         if op == "sum":
             r = np.sum(src, axis=axes, keepdims=keepdims, dtype=src.dtype)
         elif op == "prod":
