@@ -302,6 +302,9 @@ def test_neg_abs_are_sign_bit_operations(dt):
             assert_same(exp, plain)
             assert_same(exp, fast)
         assert_same(want, be.unary(op, x))
+        o = np.empty_like(x)
+        assert be.unary(op, x, out=o) is o  # the out= form gives the same bits
+        assert_same(want, o)
 
 
 @pytest.mark.parametrize("dt", [np.float16] + LOWP)

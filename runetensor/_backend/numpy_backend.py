@@ -211,8 +211,9 @@ _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "lo
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
 # result is float32's, rounded once: exact (comparisons, rounding to integers, copysign, sign,
-# tests; not fmax/fmin: NumPy's float16 and float32 loops break +0/-0 ties differently), or correctly rounded in float32 with innocuous double rounding (square: exact in
-# float32; sqrt, reciprocal: float32 has >= 2 * 11 + 2 bits).  These go through the low-precision
+# tests; not fmax/fmin: NumPy's float16 and float32 loops break +0/-0 ties differently), or
+# correctly rounded in float32 with innocuous double rounding (square: exact in float32; sqrt,
+# reciprocal: float32 has >= 2 * 11 + 2 bits).  These go through the low-precision
 # pipeline (chunks widened to float32, computed, rounded back): the same bits as NumPy's loops
 # (tests/test_fast_paths.py checks every float16 value).  Transcendental ops are left to NumPy:
 # its float32 loops (SIMD) and its float16 loops (libm or AVX512-FP16) need not agree.
@@ -473,8 +474,12 @@ class NumpyBackend(Backend):
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
         fn = _UNARY[op]
-        if out is None and op in _BIT_OPS and x.dtype in _fast._SIGN:
-            return _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
+        if op in _BIT_OPS and x.dtype in _fast._SIGN:  # with or without out=: the same bits
+            r = _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
+            if out is None:
+                return r
+            out[...] = r
+            return out
         cd = _COMPUTE.get(x.dtype)
         if cd is None:
             if out is not None:
