@@ -448,6 +448,21 @@ def test_low_precision_casts(n, dt, seed):
     assert_same(*both(lambda: be.cast(down[0], rt.float32)))
 
 
+@given(n=SIZES, dt=st.sampled_from(["float32", "int8", "complex128", "bool", "float16"]), axis=st.sampled_from([0, 1]),
+       seed=st.integers(0, 3))
+def test_assign_and_concatenate(n, dt, axis, seed):
+    """Large contiguous assignments (a concatenation's parts) copied in threaded chunks: the same result."""
+    rng = np.random.default_rng(seed)
+    parts = [_data(rng, n * 2, dt).reshape(2, n) for _ in range(3)]
+    ts = [rt.from_numpy(p) for p in parts]
+    plain, fast = both(lambda: rt.to_numpy(rt.concatenate(ts, axis=axis)))
+    assert_same(np.concatenate(parts, axis=axis), plain)
+    assert_same(plain, fast)
+    dst = np.zeros((2, n), parts[0].dtype)
+    be.assign(dst, parts[1])
+    assert_same(parts[1], dst)
+
+
 # ---------------------------------------------------------------------------
 # Sums
 # ---------------------------------------------------------------------------

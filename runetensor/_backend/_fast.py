@@ -588,6 +588,19 @@ def round_half_away(x):
     return out
 
 
+def copy_into(dst, src) -> bool:
+    """``dst[...] = src`` in chunks on the threads when both are large C-contiguous arrays of one
+    shape and dtype (a concatenation's parts, a ``full`` result); ``False`` when not applicable."""
+    if not ENABLED or type(src) is not np.ndarray or src.dtype != dst.dtype or src.shape != dst.shape \
+            or dst.size < PAR_MIN_CHEAP or get_num_threads() <= 1 or src.dtype.hasobject \
+            or not (dst.flags.c_contiguous and src.flags.c_contiguous):
+        return False
+    df, sf = dst.reshape(-1), src.reshape(-1)
+    ranges = chunk_ranges(df.size, elem_chunk(df.size), ALIGN)
+    parallel_for(lambda i: np.copyto(df[ranges[i][0]:ranges[i][1]], sf[ranges[i][0]:ranges[i][1]]), len(ranges))
+    return True
+
+
 _tls = threading.local()
 
 

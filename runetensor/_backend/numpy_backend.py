@@ -699,6 +699,8 @@ class NumpyBackend(Backend):
         return x if x.flags.c_contiguous else self.copy(x)
 
     def assign(self, dst, src):
+        if _fast.copy_into(dst, src):
+            return
         if isinstance(src, np.ndarray) or dst.dtype not in _COMPUTE:
             dst[...] = src
         else:
