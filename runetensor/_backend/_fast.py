@@ -72,6 +72,17 @@ def elem_chunk(n: int) -> int:
     return max(ELEM_CHUNK, -(-n // (get_num_threads() * ELEM_SPLIT)))
 
 
+def elem_for(n: int, fn, serial_below: int = 0) -> None:
+    """Run ``fn(lo, hi)`` over ``[0, n)``: in elementwise chunks (``elem_chunk``, boundaries multiples of
+    ``ALIGN``) on the threads, or once on the calling thread when ``n < serial_below`` or the pool
+    has one thread.  For elementwise work only: the result must not depend on the chunking."""
+    if n < serial_below or get_num_threads() <= 1:
+        fn(0, n)
+        return
+    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
+    parallel_for(lambda i: fn(*ranges[i]), len(ranges))
+
+
 #: element count from which sums are split across threads / lanes
 RED_MIN = 1 << 17
 #: elements per chunk of a threaded sum (fixed: the result does not depend on the thread count)
@@ -306,8 +317,7 @@ def _f16_kernel(fn, ops, shape):
     if n == 0:
         return out
     kern = _kernels.f16_binary
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(code, flat[0], flat[1], o, ranges[i][0], ranges[i][1], rule), len(ranges))
+    elem_for(n, lambda lo, hi: kern(code, flat[0], flat[1], o, lo, hi, rule))
     return out
 
 
@@ -376,12 +386,11 @@ def bit_test(op, x):
         else:
             test(np.bitwise_and(src, m), k, out=dst)
 
-    if not ENABLED or x.size < PAR_MIN_CHEAP or not x.flags.c_contiguous or get_num_threads() <= 1:
+    if not ENABLED or not x.flags.c_contiguous:
         run(xv, out)
         return out
     xf, of = xv.reshape(-1), out.reshape(-1)
-    ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
-    parallel_for(lambda i: run(xf[ranges[i][0]:ranges[i][1]], of[ranges[i][0]:ranges[i][1]]), len(ranges))
+    elem_for(x.size, lambda lo, hi: run(xf[lo:hi], of[lo:hi]), PAR_MIN_CHEAP)
     return out
 
 
@@ -404,9 +413,7 @@ def take_rows(x, key):
     flat = idx.reshape(-1)
     out = empty(idx.shape + x.shape[1:], x.dtype)
     of = out.reshape((flat.size,) + x.shape[1:])
-    ranges = chunk_ranges(flat.size, elem_chunk(flat.size), ALIGN)
-    parallel_for(lambda i: np.take(x, flat[ranges[i][0]:ranges[i][1]], axis=0, out=of[ranges[i][0]:ranges[i][1]],
-                                   mode="clip"), len(ranges))
+    elem_for(flat.size, lambda lo, hi: np.take(x, flat[lo:hi], axis=0, out=of[lo:hi], mode="clip"))
     return out
 
 
@@ -420,8 +427,7 @@ def philox_words(k0: int, k1: int, n: int):
     if n == 0:
         return out
     kern = _kernels.philox_stream
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(k0, k1, out[ranges[i][0]:ranges[i][1]], ranges[i][0], ranges[i][1]), len(ranges))
+    elem_for(n, lambda lo, hi: kern(k0, k1, out[lo:hi], lo, hi))
     return out
 
 
@@ -435,9 +441,7 @@ def philox_uniform(k0: int, k1: int, n: int, f64: bool):
     if n == 0:
         return out
     kern = _kernels.philox_uniform
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(k0, k1, out[ranges[i][0]:ranges[i][1]], ranges[i][0], ranges[i][1], f64),
-                 len(ranges))
+    elem_for(n, lambda lo, hi: kern(k0, k1, out[lo:hi], lo, hi, f64))
     return out
 
 
@@ -451,8 +455,7 @@ def fill(shape, value, nd):
     v = np.asarray(value, dtype=nd)  # raises as np.full would for a value the dtype cannot hold
     out = empty(shape, nd)
     of = out.reshape(-1)
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], v), len(ranges))
+    elem_for(n, lambda lo, hi: np.copyto(of[lo:hi], v))
     return out
 
 
@@ -472,13 +475,11 @@ def chunked(fn, ops, nd):
     out = empty(shape, nd)
     of = out.reshape(-1)
     flat = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else a for a in ops]
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
 
-    def work(i):
-        lo, hi = ranges[i]
+    def work(lo, hi):
         with _quiet():
             fn(*[a[lo:hi] if type(a) is np.ndarray and a.ndim else a for a in flat], out=of[lo:hi])
-    parallel_for(work, len(ranges))
+    elem_for(n, work)
     return out
 
 
@@ -514,11 +515,7 @@ def where(cond, x, y):
     c, xa, ya, o = cond.reshape(-1).view(np.uint8), ops[0].view(u), ops[1].view(u), out.reshape(-1).view(u)
     n = cond.size
     kern = _kernels.where_select
-    if n < PAR_MIN_CHEAP or get_num_threads() <= 1:
-        kern(c, xa, ya, o, 0, n)
-        return out
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(c, xa, ya, o, ranges[i][0], ranges[i][1]), len(ranges))
+    elem_for(n, lambda lo, hi: kern(c, xa, ya, o, lo, hi), PAR_MIN_CHEAP)
     return out
 
 
@@ -546,11 +543,9 @@ def arange(start, stop, step, nd):
     if n < PAR_MIN_CHEAP:
         return None
     out = empty((n,), nd)
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
     delta = (start + step) - start if not ints else step
 
-    def work(i):
-        lo, hi = ranges[i]
+    def work(lo, hi):
         if ints:
             if nd == _I64:
                 np.copyto(out[lo:hi], np.arange(start + lo * step, start + hi * step, step, dtype=_I64))
@@ -566,7 +561,7 @@ def arange(start, stop, step, nd):
                     v[1] = start + step
         with _quiet():
             np.copyto(out[lo:hi], v, casting="unsafe")
-    parallel_for(work, len(ranges))
+    elem_for(n, work)
     return out
 
 
@@ -580,11 +575,7 @@ def round_half_away(x):
     xf, of = x.reshape(-1), out.reshape(-1)
     n = x.size
     kern = _kernels.round_half_away
-    if n < PAR_MIN_CHEAP or get_num_threads() <= 1:
-        kern(xf, of, 0, n)
-        return out
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(xf, of, ranges[i][0], ranges[i][1]), len(ranges))
+    elem_for(n, lambda lo, hi: kern(xf, of, lo, hi), PAR_MIN_CHEAP)
     return out
 
 
@@ -596,8 +587,7 @@ def copy_into(dst, src) -> bool:
             or not (dst.flags.c_contiguous and src.flags.c_contiguous):
         return False
     df, sf = dst.reshape(-1), src.reshape(-1)
-    ranges = chunk_ranges(df.size, elem_chunk(df.size), ALIGN)
-    parallel_for(lambda i: np.copyto(df[ranges[i][0]:ranges[i][1]], sf[ranges[i][0]:ranges[i][1]]), len(ranges))
+    elem_for(df.size, lambda lo, hi: np.copyto(df[lo:hi], sf[lo:hi]))
     return True
 
 
@@ -831,8 +821,7 @@ def _lowp_kernel(op, ops, shape, n, nd):
         out = empty(shape, nd)
         o = out.reshape(-1).view(u8)
         kern = _kernels.f8_binary
-        ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-        parallel_for(lambda i: kern(fmt, code, a, b, o, ranges[i][0], ranges[i][1], rule), len(ranges))
+        elem_for(n, lambda lo, hi: kern(fmt, code, a, b, o, lo, hi, rule))
         return out
     code = _KUN.get(op)
     if code is None:
@@ -843,8 +832,7 @@ def _lowp_kernel(op, ops, shape, n, nd):
     out = empty(shape, nd)
     o = out.reshape(-1).view(u8)
     kern = _kernels.f8_unary
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(fmt, code, a, o, ranges[i][0], ranges[i][1]), len(ranges))
+    elem_for(n, lambda lo, hi: kern(fmt, code, a, o, lo, hi))
     return out
 
 
@@ -864,8 +852,7 @@ def _bf16_kernel(op, ops, shape, n):
         out = empty(shape, _BF16)
         o = out.reshape(-1).view(_U16)
         kern = _kernels.bf16_binary
-        ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-        parallel_for(lambda i: kern(code, a, b, o, ranges[i][0], ranges[i][1], tie), len(ranges))
+        elem_for(n, lambda lo, hi: kern(code, a, b, o, lo, hi, tie))
         return out
     code = _KUN.get(op)
     if code is None:
@@ -876,8 +863,7 @@ def _bf16_kernel(op, ops, shape, n):
     out = empty(shape, _BF16)
     o = out.reshape(-1).view(_U16)
     kern = _kernels.bf16_unary
-    ranges = chunk_ranges(n, elem_chunk(n), ALIGN)
-    parallel_for(lambda i: kern(code, a, o, ranges[i][0], ranges[i][1]), len(ranges))
+    elem_for(n, lambda lo, hi: kern(code, a, o, lo, hi))
     return out
 
 
@@ -1142,14 +1128,9 @@ def copy(x):
     if r is not None:
         return r
     if x.flags.c_contiguous:
-        out = empty(x.shape, x.dtype)
-        if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
-            np.copyto(out, x)  # a recycled buffer, one thread
-            return out
+        out = empty(x.shape, x.dtype)  # a recycled buffer
         of, xf = out.reshape(-1), x.reshape(-1)
-        ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
-        parallel_for(lambda i: np.copyto(of[ranges[i][0]:ranges[i][1]], xf[ranges[i][0]:ranges[i][1]]),
-                     len(ranges))
+        elem_for(x.size, lambda lo, hi: np.copyto(of[lo:hi], xf[lo:hi]), PAR_MIN_CHEAP)
         return out
     return None
 
@@ -1162,28 +1143,17 @@ def astype(x, nd):
     if not ENABLED or x.size < PAR_MIN or not x.flags.c_contiguous or x.dtype.hasobject or nd.hasobject:
         return None
     out = empty(x.shape, nd)
+    of, xf = out.reshape(-1), x.reshape(-1)
     if KERNELS and ((x.dtype in _SIGN and nd == _F32) or (x.dtype == _F32 and nd in _SIGN)):
         widen, narrow = _converters(x.dtype if nd == _F32 else nd)
         conv = widen if nd == _F32 else narrow
-        of, xf = out.reshape(-1), x.reshape(-1)
-        ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
-        if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
-            conv(xf, of)
-        else:
-            parallel_for(lambda i: conv(xf[ranges[i][0]:ranges[i][1]], of[ranges[i][0]:ranges[i][1]]), len(ranges))
+        elem_for(x.size, lambda lo, hi: conv(xf[lo:hi], of[lo:hi]), PAR_MIN_CHEAP)
         return out
-    if x.size < PAR_MIN_CHEAP or get_num_threads() <= 1:
-        with _quiet():
-            np.copyto(out, x, casting="unsafe")
-        return out
-    of, xf = out.reshape(-1), x.reshape(-1)
-    ranges = chunk_ranges(x.size, elem_chunk(x.size), ALIGN)
 
-    def work(i):
-        lo, hi = ranges[i]
+    def work(lo, hi):
         with _quiet():
             np.copyto(of[lo:hi], xf[lo:hi], casting="unsafe")
-    parallel_for(work, len(ranges))
+    elem_for(x.size, work, PAR_MIN_CHEAP)
     return out
 
 

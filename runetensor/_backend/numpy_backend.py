@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -587,11 +586,7 @@ class NumpyBackend(Backend):
             return x.astype(_COMPUTE[x.dtype]).astype(nd)
         if nd in _COMPUTE and x.dtype.kind in "iub" and nd.kind in "iu":
             return x.astype(np.int64).astype(nd)
-        if x.size >= _FAST_MIN:
-            r = _fast.astype(x, nd)
-            if r is not None:
-                return r
-        return x.astype(nd)
+        return _astype(x, nd)
 
     # -- reductions ----------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
