@@ -172,7 +172,11 @@ class BufferPool:
                 if self._refs(lst, i) == self._free_refs:
                     lst.append(lst.pop(i))  # most recently used last
                     return lst[-1].view(dtype).reshape(shape)
-            buf = np.empty(nbytes, np.uint8)
+            try:
+                buf = np.empty(nbytes, np.uint8)
+            except MemoryError:  # name the caller's shape and dtype, not the pool's uint8 buffer
+                raise MemoryError(f"cannot allocate {nbytes} bytes for an array of shape {tuple(shape)} "
+                                  f"and dtype {dtype}") from None
             if len(lst) < self.per_size and self._make_room(nbytes):
                 lst.append(buf)
                 self._held += nbytes
