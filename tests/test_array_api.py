@@ -1137,7 +1137,7 @@ SIGNATURES = {
     "take_along_axis": "(x, indices, /, *, axis=-1)", "matmul": "(x1, x2, /)", "matrix_transpose": "(x, /)",
     "tensordot": "(x1, x2, /, *, axes=2)", "vecdot": "(x1, x2, /, *, axis=-1)",
     "broadcast_arrays": "(*arrays)", "broadcast_to": "(x, /, shape)", "concat": "(arrays, /, *, axis=0)",
-    "expand_dims": "(x, /, *, axis=0)", "flip": "(x, /, *, axis=None)",
+    "expand_dims": "(x, /, axis=0)", "flip": "(x, /, *, axis=None)",
     "moveaxis": "(x, source, destination, /)", "permute_dims": "(x, /, axes)",
     "repeat": "(x, repeats, /, *, axis=None)", "reshape": "(x, /, shape, *, copy=None)",
     "roll": "(x, /, shift, *, axis=None)", "squeeze": "(x, /, axis)", "stack": "(arrays, /, *, axis=0)",

@@ -54,7 +54,7 @@ CASES = [
     # sqrt / square / sign / signbit
     ("sqrt", (-1.0,), nan), ("sqrt", (-0.0,), -0.0), ("sqrt", (inf,), inf), ("sqrt", (-inf,), nan),
     ("square", (-0.0,), 0.0), ("square", (-inf,), inf),
-    ("sign", (-0.0,), -0.0), ("sign", (0.0,), 0.0), ("sign", (nan,), nan), ("sign", (-inf,), -1.0),
+    ("sign", (-0.0,), 0.0), ("sign", (0.0,), 0.0), ("sign", (nan,), nan), ("sign", (-inf,), -1.0),
     ("sign", (3.0,), 1.0),
     ("signbit", (-0.0,), True), ("signbit", (0.0,), False), ("signbit", (-inf,), True),
     ("signbit", (-nan,), True), ("signbit", (nan,), False),
@@ -154,6 +154,16 @@ COMPLEX_CASES = [
     ("log", complex(1, 0), 0j), ("conj", complex(1, 2), complex(1, -2)),
     ("round", complex(2.5, -1.5), complex(2, -2)), ("real", complex(1, 2), 1.0), ("imag", complex(1, 2), 2.0),
     ("isnan", complex(nan, 0), True), ("isinf", complex(0, -inf), True), ("isfinite", complex(1, 2), True),
+    # expm1: the standard's table (2024.12); NumPy's loop differs at zeros, infinities and NaNs
+    ("expm1", complex(0, 0), 0j), ("expm1", complex(-0.0, 0), 0j), ("expm1", complex(0, -0.0), complex(0, -0.0)),
+    ("expm1", complex(1, inf), complex(nan, nan)), ("expm1", complex(1, nan), complex(nan, nan)),
+    ("expm1", complex(inf, 0), complex(inf, 0)), ("expm1", complex(inf, -0.0), complex(inf, -0.0)),
+    ("expm1", complex(-inf, 1), complex(-1, 0)), ("expm1", complex(-inf, -1), complex(-1, -0.0)),
+    ("expm1", complex(inf, 1), complex(inf, inf)), ("expm1", complex(inf, 2), complex(-inf, inf)),
+    ("expm1", complex(-inf, inf), complex(-1, 0)), ("expm1", complex(-inf, nan), complex(-1, 0)),
+    ("expm1", complex(inf, inf), complex(inf, nan)), ("expm1", complex(inf, nan), complex(inf, nan)),
+    ("expm1", complex(nan, 0), complex(nan, 0)), ("expm1", complex(nan, -0.0), complex(nan, -0.0)),
+    ("expm1", complex(nan, 1), complex(nan, nan)), ("expm1", complex(nan, nan), complex(nan, nan)),
 ]
 
 
@@ -168,3 +178,19 @@ def test_complex_special_case(name, arg, want, dtype):
         assert _same(got.real, want.real) and _same(got.imag, want.imag), (name, arg, got)
     else:
         assert _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_floordiv_operator_infinities(dtype):
+    """``//`` and ``//=`` (one primitive with ``xp.floor_divide`` and ``rt``'s ``//``): ``floor(x1 / x2)``
+    where an operand is infinite, the standard's cases; NumPy gives NaN and -1 there."""
+    d = getattr(xp, dtype)
+    a = xp.asarray([inf, inf, -inf, -inf, 1.0, -1.0, 1.0, -1.0, inf, 7.0], dtype=d)
+    b = xp.asarray([2.0, -2.0, 2.0, -2.0, -inf, inf, inf, -inf, inf, -2.0], dtype=d)
+    want = [inf, -inf, -inf, inf, -0.0, -0.0, 0.0, 0.0, nan, -4.0]
+    for r in (a // b, xp.floor_divide(a, b)):
+        assert all(_same(float(r[i]), w) for i, w in enumerate(want))
+    c = xp.asarray(a, copy=True)
+    c //= b
+    assert all(_same(float(c[i]), w) for i, w in enumerate(want))
+    assert _same(float((a // 2.0)[0]), inf) and _same(float((1.0 // b)[4]), -0.0)

@@ -78,13 +78,22 @@ BIN = {
     "bitwise_or": ("bits", lambda x, y, d: x | y, None),
     "bitwise_xor": ("bits", lambda x, y, d: x ^ y, None),
 }
+def _floordiv_std(a, b):
+    """NumPy's floor_divide, but ``floor(a / b)`` where a float operand is infinite (the Array API's
+    rule, which runetensor's ``//`` follows: ``inf // 2 == inf``, ``1 // -inf == -0.0``)."""
+    r = np.floor_divide(a, b)
+    if r.dtype.kind != "f":
+        return r
+    return np.where(np.isinf(a) | np.isinf(b), np.floor(np.true_divide(a, b)), r).astype(r.dtype)
+
+
 #: Python operators: name -> (operator, BIN-style entry)
 OPS = {
     "+": (lambda a, b: a + b, "num", lambda x, y, d: x + y, np.add),
     "-": (lambda a, b: a - b, "num", lambda x, y, d: x - y, np.subtract),
     "*": (lambda a, b: a * b, "num", lambda x, y, d: x * y, np.multiply),
     "/": (lambda a, b: a / b, "true", None, np.true_divide),
-    "//": (lambda a, b: a // b, "intord", lambda x, y, d: 0 if y == 0 else x // y, np.floor_divide),
+    "//": (lambda a, b: a // b, "intord", lambda x, y, d: 0 if y == 0 else x // y, _floordiv_std),
     "%": (lambda a, b: a % b, "intord", lambda x, y, d: 0 if y == 0 else x % y, np.remainder),
     "**": (lambda a, b: a ** b, "int", _ipow, np.power),
     "&": (lambda a, b: a & b, "bits", lambda x, y, d: x & y, None),

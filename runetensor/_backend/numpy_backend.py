@@ -48,6 +48,7 @@ _COMPUTE: dict[np.dtype, np.dtype] = {
     NP_DTYPE[D.bfloat16]: _F32, NP_DTYPE[D.float8_e4m3]: _F32, NP_DTYPE[D.float8_e5m2]: _F32,
     NP_DTYPE[D.int4]: np.dtype(np.int8), NP_DTYPE[D.uint4]: np.dtype(np.uint8),
 }
+_LOWP_FLOAT = frozenset({NP_DTYPE[D.bfloat16], NP_DTYPE[D.float8_e4m3], NP_DTYPE[D.float8_e5m2]})
 _ACCUM: dict[np.dtype, np.dtype] = dict(_COMPUTE)
 _ACCUM[np.dtype(np.float16)] = _F32
 
@@ -134,6 +135,72 @@ def _erf(x, out=None):
 
 
 _UNARY["erf"] = _erf
+
+
+def _expm1_complex(x, out=None):
+    """Complex ``expm1`` with the Array API's special cases at zeros, infinities and NaNs.
+
+    NumPy's loop is kept for finite non-zero input; where a part is infinite or NaN, or
+    ``x`` is a zero, the result is the standard's: ``expm1(+-0 + 0j) == 0 + 0j``,
+    ``expm1(+inf + 0j) == inf + 0j``, ``expm1(-inf + bj) == -1 + 0*sin(b)j``, ``expm1(inf + bj) ==
+    inf*cis(b) - 1`` for finite non-zero ``b``, ``inf + NaNj`` for ``b`` infinite or NaN, ``NaN +- 0j``
+    for ``NaN +- 0j`` (``expm1(conj(x)) == conj(expm1(x))`` throughout).
+    """
+    with np.errstate(all="ignore"):
+        r = np.expm1(x, out=out)
+        special = ~np.isfinite(x) | (x == 0)
+        if not special.any():
+            return r if type(r) is _ND else np.asarray(r)
+        r = r if type(r) is _ND else np.asarray(r)
+        z = np.asarray(x)[special]
+        a, b = z.real, z.imag
+        re = np.full(a.shape, np.nan, a.dtype)
+        im = np.full(a.shape, np.nan, a.dtype)
+        bz, bf = b == 0, np.isfinite(b)
+        m = (a == 0) & bz                      # +-0 +- 0j -> 0 +- 0j
+        re[m], im[m] = 0, b[m]
+        pinf, ninf = np.isposinf(a), np.isneginf(a)
+        m = pinf & bz                          # +inf +- 0j -> +inf +- 0j
+        re[m], im[m] = np.inf, b[m]
+        m = pinf & bf & ~bz                    # +inf * cis(b) - 1
+        re[m], im[m] = np.inf * np.cos(b[m]), np.inf * np.sin(b[m])
+        re[pinf & ~bf] = np.inf                # +inf + (inf or NaN)j -> inf + NaNj
+        m = ninf & bf                          # +0 * cis(b) - 1
+        re[m], im[m] = -1, np.copysign(0, np.sin(b[m]))
+        m = ninf & ~bf                         # -inf + (inf or NaN)j -> -1 + 0j
+        re[m], im[m] = -1, np.copysign(0, np.where(np.isnan(b[m]), 1, b[m]))
+        m = np.isnan(a) & bz                   # NaN +- 0j -> NaN +- 0j
+        im[m] = b[m]
+        fixed = np.empty(z.shape, z.dtype)
+        fixed.real, fixed.imag = re, im
+        r[special] = fixed
+        return r
+
+
+def _floordiv(be, x, y, out):
+    """Floor division: NumPy's (Python's) for integers and finite floats; where a float operand is
+    infinite, the Array API's ``floor(x / y)``, so ``inf // 2 == inf`` and ``1 // -inf == -0.0``
+    (NumPy and Python give ``nan`` and ``-1.0``, pairing ``//`` with ``%``)."""
+    dt = x.dtype if isinstance(x, np.ndarray) else y.dtype
+    if dt.kind != "f" and dt not in _LOWP_FLOAT:
+        return be.binary("pyfloordiv", x, y, out)
+    with np.errstate(all="ignore"):
+        m = np.logical_or(np.isinf(x), np.isinf(y))  # before the op: ``out`` may be ``x``
+        if m.any():
+            xa = x.astype(_F64) if isinstance(x, np.ndarray) else x
+            ya = y.astype(_F64) if isinstance(y, np.ndarray) else y
+            q = np.floor(np.true_divide(xa, ya)).astype(dt)
+        else:
+            q = None
+    r = be.binary("pyfloordiv", x, y, out)
+    if q is not None:
+        if r.ndim == 0:
+            r[()] = q
+        else:
+            np.copyto(r, np.broadcast_to(q, r.shape), where=np.broadcast_to(m, r.shape))
+    return r
+
+
 _SIGN_OPS = frozenset({"neg", "abs"})  # sign-bit ops on the 2- and 1-byte floats (_fast.sign_op)
 _BIT_OPS = _SIGN_OPS | {"isnan", "isinf", "isfinite", "signbit"}  # and tests read off their bits (_fast.bit_test)
 _UNARY_BOOL = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_not"})
@@ -188,7 +255,8 @@ def _int_quiet(fn):
 
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _int_quiet(_div),
-    "floordiv": _int_quiet(np.floor_divide), "mod": _int_quiet(np.fmod),
+    "floordiv": None,  # binary() calls _floordiv, which calls "pyfloordiv" (Python's //)
+    "pyfloordiv": _int_quiet(np.floor_divide), "mod": _int_quiet(np.fmod),
     "pymod": _int_quiet(np.remainder), "pow": _pow,
     "maximum": np.maximum, "minimum": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
     "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
@@ -200,12 +268,12 @@ _BINARY = {
     "bitwise_xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift,
 }
 #: on float and complex operands these ops are plain ufuncs (the fast paths take ufuncs only)
-_FLOAT_UFUNC = {"div": np.true_divide, "floordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder,
+_FLOAT_UFUNC = {"div": np.true_divide, "pyfloordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder,
                 "pow": np.power}
 _FLOAT_UNARY = {"sign": np.sign, "recip": np.reciprocal, "trunc": np.trunc, "ceil": np.ceil, "floor": np.floor,
                 "rint": np.rint}
 #: on integer operands (the wrappers only silence division by zero, which the fast paths do too)
-_INT_UFUNC = {"floordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder}
+_INT_UFUNC = {"pyfloordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder}
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
@@ -473,6 +541,8 @@ class NumpyBackend(Backend):
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
         fn = _UNARY[op]
+        if fn is np.expm1 and x.dtype.kind == "c":  # the Array API's special cases
+            return _expm1_complex(x, out)
         if op in _BIT_OPS and x.dtype in _fast._SIGN:  # with or without out=: the same bits
             r = _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
             if out is None:
@@ -513,6 +583,8 @@ class NumpyBackend(Backend):
         return out
 
     def binary(self, op, x, y, out=None):
+        if op == "floordiv":  # Python's floor division, then floor(x / y) at infinities
+            return _floordiv(self, x, y, out)
         fn = _BINARY[op]
         if type(x) is _ND:
             xd = x.dtype

@@ -244,23 +244,18 @@ def round(x: Tensor, /) -> Tensor:  # noqa: A001
 
 
 def sign(x: Tensor, /) -> Tensor:
-    """Sign of each element: -1, 0 or 1 for reals (keeping the sign of zero), x/|x| for complex.
+    """Sign of each element: -1, 0 or 1 for reals (``sign(-0.0)`` is ``+0.0``, the standard's ``0``),
+    x/|x| for complex.
 
-    NaN gives NaN; a complex zero gives 0.
+    NaN gives NaN; a complex zero gives 0.  The same primitive as ``rt.sign``.
 
     >>> import runetensor.array_api as xp
     >>> print(xp.sign(xp.asarray([-3.0, -0.0, 2.0, float('nan')])))
-    [-1, -0, 1, nan]
+    [-1, 0, 1, nan]
     >>> print(xp.sign(xp.asarray([3+4j, 0j])))
     [0.6+0.8i, 0+0i]
     """
-    x = arr(x, "sign")
-    r = unary_op("sign", x, "sign")
-    if x._dtype.kind == "f":
-        be = x._backend
-        zero = be.binary("eq", x._data, 0)
-        return wrap(be.where(zero, x._data, r._data), r._dtype, be)
-    return r
+    return unary_op("sign", arr(x, "sign"), "sign")
 
 
 def positive(x: Tensor, /) -> Tensor:

@@ -124,7 +124,7 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     return _assemble([expand_dims(t, axis=ax) for t in ts], ax, d, "stack")
 
 
-def expand_dims(x: Tensor, /, *, axis: int | Sequence[int] = 0) -> Tensor:
+def expand_dims(x: Tensor, /, axis: int | Sequence[int] = 0) -> Tensor:
     """A view of ``x`` with a new axis of size 1 at position ``axis`` (in the result).
 
     Also accepts a tuple of positions (as the 2025.12 revision).
