@@ -89,6 +89,9 @@ def set_num_threads(n: int) -> None:
             old, _executor = _executor, None
             _num_threads = n
             if old is not None:
+                # without waiting or cancelling: chunks other threads already queued on the old
+                # pool still run there, and a submit that loses the race to this shutdown makes
+                # parallel_for run the chunks in its own thread (see there); nothing fails or hangs
                 old.shutdown(wait=False)
 
 
@@ -174,9 +177,15 @@ def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
                 if finished[0] == n:
                     done.set()
 
-    ex = _pool()
-    for _ in range(min(_num_threads - 1, n - 1)):
-        ex.submit(runner)
+    try:
+        ex = _pool()
+        for _ in range(min(_num_threads - 1, n - 1)):
+            ex.submit(runner)
+    except RuntimeError:
+        # the pool was shut down under us (set_num_threads in another thread replaced it, or
+        # the interpreter is exiting) or no thread could be started: the helpers already
+        # submitted still run, and this thread claims whatever they leave
+        pass
     runner()
     done.wait()
     if errors:
@@ -194,10 +203,22 @@ def chunk_ranges(n: int, chunk: int, align: int = 1) -> list[tuple[int, int]]:
     return [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)] or [(0, n)]
 
 
+#: pools inherited by a forked child: kept referenced, never used nor shut down there (their
+#: worker threads do not exist in the child, and their internal locks may have been held at the
+#: fork; tearing them down could block on those locks)
+_forked_away: list = []
+
+
 def _after_fork() -> None:
-    global _executor, _lock
+    """In a forked child: a fresh lock, no pool (a new one is made on the first threaded op)
+    and fresh thread-local state.  The parent's threads do not exist in the child; a lock one of
+    them held at the fork would never be released."""
+    global _executor, _lock, _local
+    if _executor is not None:
+        _forked_away.append(_executor)
     _executor = None
     _lock = threading.Lock()
+    _local = threading.local()  # forked from a pool worker: the child's thread is no worker
 
 
 if hasattr(os, "register_at_fork"):

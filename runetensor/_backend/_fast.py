@@ -203,9 +203,28 @@ class BufferPool:
             self._bufs.clear()
             self._held = 0
 
+    def _reset_after_fork(self) -> None:
+        """In a forked child: a fresh lock and no buffers.  Another thread of the parent may have
+        held the lock (or been between two updates of the lists) at the fork; that thread does
+        not exist in the child, so the old lock would never be released.  The old lock is not
+        touched; buffers still in use stay alive through their views."""
+        self._lock = threading.Lock()
+        self._bufs = {}
+        self._held = 0
+
 
 buffer_pool = BufferPool(max_bytes=min(1 << 30, _phys_bytes() // 8))
 empty = buffer_pool.empty
+
+
+def _after_fork_in_child() -> None:
+    buffer_pool._reset_after_fork()
+    global _tls
+    _tls = threading.local()  # the forking thread's scratch buffers: harmless, but start clean
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # ---------------------------------------------------------------------------
@@ -585,10 +604,16 @@ def round_half_away(x):
 
 def copy_into(dst, src) -> bool:
     """``dst[...] = src`` in chunks on the threads when both are large C-contiguous arrays of one
-    shape and dtype (a concatenation's parts, a ``full`` result); ``False`` when not applicable."""
+    shape and dtype (a concatenation's parts, a ``full`` result); ``False`` when not applicable.
+
+    Also ``False`` when ``dst`` and ``src`` overlap in memory (``x[1:] = x[:-1]``, ``blit`` between
+    overlapping views): chunks running at once would read elements another chunk has already
+    overwritten.  NumPy's own assignment then gives memmove semantics (the result of copying
+    through a temporary).  Both are contiguous, so overlapping extents mean overlapping memory;
+    ``np.may_share_memory`` compares only the extents (~0.4 us)."""
     if not ENABLED or type(src) is not np.ndarray or src.dtype != dst.dtype or src.shape != dst.shape \
             or dst.size < PAR_MIN_CHEAP or get_num_threads() <= 1 or src.dtype.hasobject \
-            or not (dst.flags.c_contiguous and src.flags.c_contiguous):
+            or not (dst.flags.c_contiguous and src.flags.c_contiguous) or np.may_share_memory(dst, src):
         return False
     df, sf = dst.reshape(-1), src.reshape(-1)
     elem_for(df.size, lambda lo, hi: np.copyto(df[lo:hi], sf[lo:hi]))
