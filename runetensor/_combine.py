@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 from . import _dtypes as D
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str
+from ._validate import (alloc_error, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
+                        store_value)
 from ._views import _check_extent, ravel, value_handle
 
 __all__ = ["roll", "pad", "tile", "repeat", "concatenate", "stack", "vstack", "hstack", "dstack",
@@ -404,8 +405,14 @@ def pad(t: Tensor, padding: Sequence[tuple[int, int]], value: Any) -> Tensor:
     shp = tuple(new)
     be = t._backend
     _check_extent(shp, t._dtype.itemsize, "pad")
+    if not isinstance(value, (Tensor, list, tuple)) and getattr(value, "ndim", 0) == 0:
+        # a scalar fill value is checked as full() checks it: no silent truncation of 2.5 or NaN
+        value = store_value(value, t._dtype, "pad")
     v = value_handle(value, t._dtype, be, "pad")
-    out = be.empty(shp, t._dtype)
+    try:
+        out = be.empty(shp, t._dtype)
+    except MemoryError:
+        raise alloc_error("pad", shp, t._dtype) from None
     be.assign(out, v)
     if t._data.size:
         be.assign(be.view_index(out, tuple(key)), t._data)

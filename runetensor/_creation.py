@@ -12,35 +12,10 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, wrap
-from ._validate import as_dtype, as_shape, check_nbytes
+from ._validate import MAX_NBYTES, alloc_error, as_dtype, as_shape, check_alloc, store_value
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
            "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
-
-
-def _check_value(value: Any, d: DType, fname: str) -> None:
-    if d.kind == "O":
-        return
-    if isinstance(value, Tensor):
-        raise TypeError(f"{fname}: value must be a Python scalar, got a Tensor; use .item() or rt.full_like")
-    if not isinstance(value, (builtins.bool, builtins.int, builtins.float, builtins.complex)) \
-            and not hasattr(value, "__float__"):
-        raise TypeError(f"{fname}: value must be a number, got {type(value).__name__} {value!r}")
-    if d.kind in "iu" and isinstance(value, builtins.int) and not isinstance(value, builtins.bool):
-        lo, hi = int_range(d)
-        if not lo <= value <= hi:
-            raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
-    if d.kind in "biu" and isinstance(value, builtins.complex):
-        raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}")
-    if d.kind in "iu" and isinstance(value, builtins.float):
-        # stored as C casts do (truncation toward zero); what cannot be stored is an error
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{fname}: value {value} cannot be stored in {d} (expected a finite number)")
-        lo, hi = int_range(d)
-        if not lo <= builtins.int(value) <= hi:
-            raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
-    if d.kind in "f" and isinstance(value, builtins.complex):
-        raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}; use a complex dtype")
 
 
 def int_range(d: DType) -> tuple[int, int]:
@@ -67,8 +42,12 @@ def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
     [[1, 2, 3],
      [4, 5, 6]]
     """
-    d = as_dtype(dtype, "create")
-    shp = as_shape(shape, "create")
+    return _create(dtype, shape, data, "create")
+
+
+def _create(dtype: Any, shape: Any, data: Any, fname: str) -> Tensor:
+    d = as_dtype(dtype, fname)
+    shp = as_shape(shape, fname)
     n = 1
     for s in shp:
         n *= s
@@ -77,16 +56,14 @@ def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
     try:
         items = list(data)
     except TypeError:
-        raise TypeError(f"create: data must be a sequence of values, got {type(data).__name__}") from None
+        raise TypeError(f"{fname}: data must be a sequence of values, got {type(data).__name__}") from None
     if len(items) != n:
-        raise ValueError(f"create: data has {len(items)} elements but shape {shp} needs {n}")
-    if d.kind in "iu":
-        lo, hi = int_range(d)
-        for v in items:
-            if isinstance(v, builtins.int) and not lo <= v <= hi:
-                raise ValueError(f"create: value {v} is out of range for {d} (expected {lo} <= value <= {hi})")
+        raise ValueError(f"{fname}: data has {len(items)} elements but shape {shp} needs {n}")
+    if d.kind != "O" and not (d.kind in "fc" and all(type(v) is builtins.float for v in items)):
+        # every value as full() checks it: no silent truncation of 2.5 into an integer dtype
+        items = [v if isinstance(v, Tensor) else store_value(v, d, fname) for v in items]
     be = get_backend()
-    flat = as_tensor(items, "create", dtype=d, backend=be) if d.kind != "O" else _object_flat(items, be)
+    flat = as_tensor(items, fname, dtype=d, backend=be) if d.kind != "O" else _object_flat(items, be)
     h = be.reshape(flat._data, shp)
     return wrap(h, d, be)
 
@@ -114,8 +91,23 @@ def init(dtype: Any, shape: Sequence[int], f: Callable[[list[int]], Any]) -> Ten
     shp = as_shape(shape, "init")
     if not callable(f):
         raise TypeError(f"init: f must be callable, got {type(f).__name__}")
-    values = [f(list(idx)) for idx in itertools.product(*(range(s) for s in shp))]
-    return create(d, shp, values)
+    check_alloc(shp, d, "init")
+    n = 1
+    for s in shp:
+        n *= s
+    if n > 1 << 16:
+        # fail fast, before calling f: a result that cannot be allocated raises MemoryError here
+        # (the buffer is only reserved, never touched, so this costs no page faults)
+        be = get_backend()
+        try:
+            be.empty(shp, d)
+        except MemoryError:
+            raise alloc_error("init", shp, d) from None
+    try:
+        values = [f(list(idx)) for idx in itertools.product(*(range(s) for s in shp))]
+        return _create(d, shp, values, "init")
+    except MemoryError:  # the Python list of values (8 bytes and more per element) did not fit
+        raise alloc_error("init", shp, d) from None
 
 
 def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
@@ -127,28 +119,43 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "empty")
     be = get_backend()
-    return wrap(be.empty(check_nbytes(as_shape(shape, "empty"), d.itemsize, "empty"), d), d, be)
+    shp = check_alloc(as_shape(shape, "empty"), d, "empty")
+    try:
+        return wrap(be.empty(shp, d), d, be)
+    except MemoryError:
+        raise alloc_error("empty", shp, d) from None
 
 
 def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
     """A tensor filled with ``value``.
 
-    A float stored into an integer dtype is truncated toward zero.
+    An integer dtype takes integers and integral floats (``2.0``); a non-integral float
+    (``2.5``), NaN or infinity raises instead of being truncated (as bigarray does).  A bool
+    tensor takes ``True``/``False`` and the numbers 0 and 1.
 
     Raises:
-        ValueError: if the value does not fit an integer dtype (out of range, NaN, infinite).
+        ValueError: if the value does not fit the dtype (out of range, not integral, NaN or
+            infinite for an integer dtype; not 0/1 for bool), or the shape is beyond any buffer.
         TypeError: if ``value`` is not a number (or is complex for a real dtype).
+        MemoryError: naming the shape and dtype, if the memory cannot be allocated.
 
     >>> import runetensor as rt
     >>> print(rt.full(rt.float32, [2, 3], 3.14))
     [[3.14, 3.14, 3.14],
      [3.14, 3.14, 3.14]]
     """
-    d = as_dtype(dtype, "full")
-    shp = check_nbytes(as_shape(shape, "full"), d.itemsize, "full")
-    _check_value(value, d, "full")
+    return _full(dtype, shape, value, "full")
+
+
+def _full(dtype: Any, shape: Any, value: Any, fname: str) -> Tensor:
+    d = as_dtype(dtype, fname)
+    shp = check_alloc(as_shape(shape, fname), d, fname)
+    value = store_value(value, d, fname)
     be = get_backend()
-    return wrap(be.full(shp, value, d), d, be)
+    try:
+        return wrap(be.full(shp, value, d), d, be)
+    except MemoryError:
+        raise alloc_error(fname, shp, d) from None
 
 
 def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
@@ -160,7 +167,11 @@ def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "ones")
     be = get_backend()
-    return wrap(be.full(check_nbytes(as_shape(shape, "ones"), d.itemsize, "ones"), 1, d), d, be)
+    shp = check_alloc(as_shape(shape, "ones"), d, "ones")
+    try:
+        return wrap(be.full(shp, 1, d), d, be)
+    except MemoryError:
+        raise alloc_error("ones", shp, d) from None
 
 
 def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
@@ -172,7 +183,11 @@ def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
     """
     d = as_dtype(dtype, "zeros")
     be = get_backend()
-    return wrap(be.full(check_nbytes(as_shape(shape, "zeros"), d.itemsize, "zeros"), 0, d), d, be)
+    shp = check_alloc(as_shape(shape, "zeros"), d, "zeros")
+    try:
+        return wrap(be.full(shp, 0, d), d, be)
+    except MemoryError:
+        raise alloc_error("zeros", shp, d) from None
 
 
 def scalar(dtype: Any, value: Any) -> Tensor:
@@ -184,7 +199,7 @@ def scalar(dtype: Any, value: Any) -> Tensor:
     >>> rt.scalar(rt.int32, 7).shape
     ()
     """
-    return full(dtype, (), value)
+    return _full(dtype, (), value, "scalar")
 
 
 def empty_like(t: Tensor) -> Tensor:
@@ -195,7 +210,10 @@ def empty_like(t: Tensor) -> Tensor:
     ((2, 3), rt.int16)
     """
     t = as_tensor(t, "empty_like")
-    return wrap(t._backend.empty(t.shape, t._dtype), t._dtype, t._backend)
+    try:
+        return wrap(t._backend.empty(t.shape, t._dtype), t._dtype, t._backend)
+    except MemoryError:
+        raise alloc_error("empty_like", t.shape, t._dtype) from None
 
 
 def full_like(t: Tensor, value: Any) -> Tensor:
@@ -206,8 +224,14 @@ def full_like(t: Tensor, value: Any) -> Tensor:
     [7, 7]
     """
     t = as_tensor(t, "full_like")
-    _check_value(value, t._dtype, "full_like")
-    return wrap(t._backend.full(t.shape, value, t._dtype), t._dtype, t._backend)
+    return _fill_like(t, store_value(value, t._dtype, "full_like"), "full_like")
+
+
+def _fill_like(t: Tensor, value: Any, fname: str) -> Tensor:
+    try:
+        return wrap(t._backend.full(t.shape, value, t._dtype), t._dtype, t._backend)
+    except MemoryError:
+        raise alloc_error(fname, t.shape, t._dtype) from None
 
 
 def ones_like(t: Tensor) -> Tensor:
@@ -218,8 +242,7 @@ def ones_like(t: Tensor) -> Tensor:
     [[1, 1],
      [1, 1]]
     """
-    t = as_tensor(t, "ones_like")
-    return wrap(t._backend.full(t.shape, 1, t._dtype), t._dtype, t._backend)
+    return _fill_like(as_tensor(t, "ones_like"), 1, "ones_like")
 
 
 def zeros_like(t: Tensor) -> Tensor:
@@ -229,8 +252,7 @@ def zeros_like(t: Tensor) -> Tensor:
     >>> print(rt.zeros_like(rt.ones(rt.int8, [3])))
     [0, 0, 0]
     """
-    t = as_tensor(t, "zeros_like")
-    return wrap(t._backend.full(t.shape, 0, t._dtype), t._dtype, t._backend)
+    return _fill_like(as_tensor(t, "zeros_like"), 0, "zeros_like")
 
 
 def scalar_like(t: Tensor, value: Any) -> Tensor:
@@ -241,7 +263,7 @@ def scalar_like(t: Tensor, value: Any) -> Tensor:
     rt.int16
     """
     t = as_tensor(t, "scalar_like")
-    _check_value(value, t._dtype, "scalar_like")
+    value = store_value(value, t._dtype, "scalar_like")
     return wrap(t._backend.full((), value, t._dtype), t._dtype, t._backend)
 
 
@@ -274,11 +296,27 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             raise ValueError(f"asarray: converting {obj.dtype} to {t.dtype} needs a copy, but copy=False")
         return t
     d = None if dtype is None else as_dtype(dtype, "asarray")
+    if d is not None and d.kind in "biu" and type(obj) in (builtins.int, builtins.float):
+        # a Python number converted to an integer dtype: truncated like astype, but never wrapped
+        # around (300 -> 44 in uint8) or turned into garbage (NaN -> INT_MIN)
+        _check_convertible(obj, d)
     if isinstance(obj, bytes):
         if copy is False:
             raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
         obj = bytearray(obj)  # a writable uint8 copy (bytearray and memoryview are shared)
     return as_tensor(obj, "asarray", dtype=d, copy=copy)
+
+
+def _check_convertible(v: Any, d: DType) -> None:
+    if d.kind == "b":
+        return  # any number converts (nonzero is True), as astype does
+    if type(v) is builtins.float:
+        if v != v or v in (builtins.float("inf"), builtins.float("-inf")):
+            raise ValueError(f"asarray: value {v} cannot be converted to {d} (expected a finite number)")
+        v = builtins.int(v)
+    lo, hi = int_range(d)
+    if not lo <= v <= hi:
+        raise ValueError(f"asarray: value {v} is out of range for {d} (expected {lo} <= value <= {hi})")
 
 
 def from_numpy(a: Any) -> Tensor:
@@ -330,8 +368,13 @@ def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
         last = a + (n - 1) * s
         if not (lo <= a <= hi and lo <= last <= hi):
             raise ValueError(f"arange: values {a} .. {last} do not fit {d} (expected {lo} .. {hi})")
+    if n * d.itemsize > MAX_NBYTES:
+        check_alloc((n,), d, "arange")
     be = get_backend()
-    return wrap(be.arange(a, b, s, d), d, be)
+    try:
+        return wrap(be.arange(a, b, s, d), d, be)
+    except MemoryError:
+        raise alloc_error("arange", (n,), d) from None
 
 
 def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
@@ -359,5 +402,15 @@ def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
         vals.append(f)
     if vals[2] == 0.0:
         raise ValueError("arange_f: step must be non-zero, got 0.0")
+    q = (vals[1] - vals[0]) / vals[2]  # NumPy's length: ceil((stop - start) / step)
+    if q > MAX_NBYTES or q != q:  # inf (overflow, or a tiny step) or beyond any buffer
+        raise ValueError(f"arange_f: {vals[0]} to {vals[1]} in steps of {vals[2]} is more than "
+                         f"2**63 values; expected a range that fits a buffer")
+    n = max(0, math.ceil(q))
+    if n * d.itemsize > MAX_NBYTES:
+        check_alloc((n,), d, "arange_f")
     be = get_backend()
-    return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)
+    try:
+        return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)
+    except MemoryError:
+        raise alloc_error("arange_f", (n,), d) from None

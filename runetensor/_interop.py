@@ -136,11 +136,41 @@ def from_dlpack(x: Any, device: Any = None, copy: bool | None = None) -> Tensor:
         raise ValueError(f"from_dlpack: device must be None or 'cpu', got {device!r}")
     if isinstance(x, Tensor):
         return wrap(x._backend.copy(x._data), x._dtype, x._backend) if copy else x
-    if not hasattr(x, "__dlpack__"):
+    if not hasattr(x, "__dlpack__") or not callable(x.__dlpack__):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__, got {type(x).__name__}")
+    if copy not in (None, True, False):
+        raise TypeError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     be = get_backend()
-    h, d = be.from_dlpack(x, copy)
+    src = x if type(x).__module__ == "numpy" else _CheckedProducer(x)
+    try:
+        h, d = be.from_dlpack(src, copy)
+    except (BufferError, MemoryError):
+        raise
+    except Exception as e:  # the producer's own failure, or data DLPack cannot describe
+        raise BufferError(f"from_dlpack: cannot import a {type(x).__name__} through DLPack "
+                          f"({type(e).__name__}: {e})") from e
     return wrap(h, d, be)
+
+
+class _CheckedProducer:
+    """Forwards the DLPack protocol to ``x``, checking that ``__dlpack__`` returns a capsule
+    (a backend reading anything else as one would fail with a ctypes message, or worse)."""
+
+    __slots__ = ("_x",)
+
+    def __init__(self, x: Any) -> None:
+        self._x = x
+
+    def __dlpack_device__(self) -> Any:
+        f = getattr(self._x, "__dlpack_device__", None)
+        return (1, 0) if f is None else f()
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        cap = self._x.__dlpack__(**kw)
+        if type(cap).__name__ != "PyCapsule":
+            raise BufferError(f"from_dlpack: {type(self._x).__name__}.__dlpack__() returned an object "
+                              f"of type {type(cap).__name__}, not a DLPack capsule")
+        return cap
 
 
 # ---------------------------------------------------------------------------
@@ -202,6 +232,8 @@ def _rebuild(dtype_name: str, shape: tuple[int, ...], data: bytes) -> Tensor:
         if s < 0:
             raise ValueError(f"unpickle: negative dimension in shape {shape}")
         n *= s
+    from ._validate import check_alloc
+    check_alloc(shape, d, "unpickle")
     if len(data) != n * d.itemsize:
         raise ValueError(f"unpickle: {len(data)} bytes of data for a {d} tensor of shape {shape}; "
                          f"expected {n * d.itemsize}")

@@ -28,7 +28,7 @@ from ._backend import get_backend
 from ._creation import int_range
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_dtype, as_int, as_shape
+from ._validate import alloc_error, as_dtype, as_int, as_shape, check_alloc
 
 __all__ = ["rand", "randn", "randint", "dropout"]
 
@@ -88,7 +88,7 @@ def _uniform_handle(be: Any, key: int, n: int, d: DType) -> Any:
 def _float_args(dtype: Any, shape: Any, seed: Any, fname: str) -> tuple[DType, tuple[int, ...], int, int]:
     """The checked (dtype, shape, seed, element count) of ``rand``/``randn``, checked in that order."""
     d = _float_dtype(dtype, fname)
-    shp = as_shape(shape, fname)
+    shp = check_alloc(as_shape(shape, fname), D.float64 if d is D.float64 else D.float32, fname)
     return d, shp, _seed(seed, fname), math.prod(shp)
 
 
@@ -121,7 +121,10 @@ def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     """
     d, shp, key, n = _float_args(dtype, shape, seed, "rand")
     be = get_backend()
-    return wrap(be.reshape(_uniform_handle(be, key, n, d), shp), d, be)
+    try:
+        return wrap(be.reshape(_uniform_handle(be, key, n, d), shp), d, be)
+    except MemoryError:
+        raise alloc_error("rand", shp, d) from None
 
 
 def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
@@ -146,6 +149,13 @@ def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     [-0.090473, -1.00513, -0.923834, -2.51295]
     """
     d, shp, key, n = _float_args(dtype, shape, seed, "randn")
+    try:
+        return _randn(d, shp, key, n)
+    except MemoryError:
+        raise alloc_error("randn", shp, d) from None
+
+
+def _randn(d: DType, shp: tuple[int, ...], key: int, n: int) -> Tensor:
     be = get_backend()
     cd = D.float64 if d is D.float64 else D.float32
     pairs = (n + 1) // 2
@@ -237,7 +247,7 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
     d = as_dtype(dtype, "randint")
     if d.kind not in "iu":
         raise TypeError(f"randint: dtype must be an integer type (int4 ... uint64), got {d}")
-    shp = as_shape(shape, "randint")
+    shp = check_alloc(as_shape(shape, "randint"), D.uint64, "randint")
     lo = as_int(low, "randint", "low")
     hi = as_int(high, "randint", "high")
     if lo >= hi:
@@ -247,6 +257,13 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
         raise ValueError(f"randint: range [{lo}, {hi}) does not fit {d}; expected {dmin} <= low and "
                          f"high <= {dmax + 1}")
     key = _seed(seed, "randint")
+    try:
+        return _randint(d, shp, key, lo, hi)
+    except MemoryError:
+        raise alloc_error("randint", shp, d) from None
+
+
+def _randint(d: DType, shp: tuple[int, ...], key: int, lo: int, hi: int) -> Tensor:
     be = get_backend()
     n = math.prod(shp)
     v = _uniform_below(be, key, n, hi - lo)       # uint32 or uint64 in [0, hi - lo)
@@ -308,6 +325,9 @@ def dropout(x: Tensor, *, seed: int | None = None, rate: float) -> Tensor:
         return wrap(be.copy(x._data), d, be)
     n = x.size
     threshold = min(math.ceil(rate * 4294967296.0), 4294967295)
-    keep = be.binary("ge", be.reshape(_words(be, key, n, 1), x.shape), threshold)
-    scaled = be.binary("mul", x._data, 1.0 / (1.0 - rate))
-    return wrap(be.where(keep, scaled, be.full((), 0, d)), d, be)
+    try:
+        keep = be.binary("ge", be.reshape(_words(be, key, n, 1), x.shape), threshold)
+        scaled = be.binary("mul", x._data, 1.0 / (1.0 - rate))
+        return wrap(be.where(keep, scaled, be.full((), 0, d)), d, be)
+    except MemoryError:
+        raise alloc_error("dropout", x.shape, d) from None

@@ -14,7 +14,7 @@ from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_dtype, as_int
+from ._validate import alloc_error, as_dtype, as_int, check_alloc, check_count
 
 __all__ = ["eye", "identity", "diag", "linspace", "logspace", "geomspace", "meshgrid", "tril", "triu"]
 
@@ -22,10 +22,8 @@ _Number = (builtins.int, builtins.float, builtins.complex)
 
 
 def _size(v: Any, fname: str, what: str) -> int:
-    n = as_int(v, fname, what)
-    if n < 0:
-        raise ValueError(f"{fname}: {what} must be >= 0, got {n}")
-    return n
+    # 16 bytes: the float64/complex128 working arrays of the ranges
+    return check_count(v, fname, what, 16)
 
 
 def _number(v: Any, fname: str, what: str, allow_complex: bool = True) -> builtins.float | builtins.complex:
@@ -38,6 +36,13 @@ def _number(v: Any, fname: str, what: str, allow_complex: bool = True) -> builti
     if isinstance(v, builtins.bool) or not hasattr(v, "__float__"):
         raise TypeError(f"{fname}: {what} must be a number, got {type(v).__name__} {v!r}")
     return builtins.float(v)
+
+
+def _flag(v: Any, fname: str) -> builtins.bool:
+    try:
+        return builtins.bool(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fname}: endpoint must be a bool, got {type(v).__name__} {v!r}") from None
 
 
 def _diag_view(be: Any, h: Any, rows: int, cols: int, k: int) -> Any | None:
@@ -74,12 +79,21 @@ def eye(dtype: Any, n: int, m: int | None = None, k: int = 0) -> Tensor:
     [[0, 0, 0],
      [1, 0, 0]]
     """
-    d = as_dtype(dtype, "eye")
-    cols = _size(n, "eye", "n")
-    rows = cols if m is None else _size(m, "eye", "m")
-    kk = as_int(k, "eye", "k")
+    return _eye(dtype, n, m, k, "eye")
+
+
+def _eye(dtype: Any, n: Any, m: Any, k: Any, fname: str) -> Tensor:
+    d = as_dtype(dtype, fname)
+    cols = check_count(n, fname, "n", d.itemsize)
+    rows = cols if m is None else check_count(m, fname, "m", d.itemsize)
+    kk = as_int(k, fname, "k")
+    kk = max(-rows, min(kk, cols))  # beyond the matrix: no diagonal (and no huge offsets)
+    check_alloc((rows, cols), d, fname)
     be = get_backend()
-    h = be.full((rows, cols), 0, d)
+    try:
+        h = be.full((rows, cols), 0, d)
+    except MemoryError:
+        raise alloc_error(fname, (rows, cols), d) from None
     v = _diag_view(be, h, rows, cols, kk)
     if v is not None:
         be.assign(v, 1)
@@ -98,7 +112,7 @@ def identity(dtype: Any, n: int) -> Tensor:
      [0, 1, 0],
      [0, 0, 1]]
     """
-    return eye(dtype, n)
+    return _eye(dtype, n, None, 0, "identity")
 
 
 @attach()
@@ -130,13 +144,18 @@ def diag(v: Tensor, k: int = 0) -> Tensor:
     be, h, d = v._backend, v._data, v._dtype
     if h.ndim == 1:
         n = h.shape[0] + abs(kk)
-        out = be.full((n, n), 0, d)
+        check_alloc((n, n), d, "diag")
+        try:
+            out = be.full((n, n), 0, d)
+        except MemoryError:
+            raise alloc_error("diag", (n, n), d) from None
         view = _diag_view(be, out, n, n, kk)
         if view is not None:
             be.assign(view, h)
         return wrap(out, d, be)
     if h.ndim == 2:
         rows, cols = h.shape
+        kk = max(-rows, min(kk, cols))  # beyond the matrix: an empty diagonal
         if kk >= 0:
             cnt, r0, c0 = min(rows, cols - kk), 0, kk
         else:
@@ -218,8 +237,11 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     b = _number(stop, "linspace", "stop")
     n = _size(count, "linspace", "count")
     be = get_backend()
-    y, _ = _steps(be, n, a, b, builtins.bool(endpoint))
-    return wrap(_finish(be, y, d, True, "linspace"), d, be)
+    try:
+        y, _ = _steps(be, n, a, b, _flag(endpoint, "linspace"))
+        return wrap(_finish(be, y, d, True, "linspace"), d, be)
+    except MemoryError:
+        raise alloc_error("linspace", (n,), d) from None
 
 
 def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint: bool = True,
@@ -251,9 +273,12 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     bs = _number(base, "logspace", "base", False)
     n = _size(count, "logspace", "count")
     be = get_backend()
-    x, _ = _steps(be, n, a, b, builtins.bool(endpoint))
-    y = be.binary("pow", be.full((), bs, D.float64), x)
-    return wrap(_finish(be, y, d, False, "logspace"), d, be)
+    try:
+        x, _ = _steps(be, n, a, b, _flag(endpoint, "logspace"))
+        y = be.binary("pow", be.full((), bs, D.float64), x)
+        return wrap(_finish(be, y, d, False, "logspace"), d, be)
+    except MemoryError:
+        raise alloc_error("logspace", (n,), d) from None
 
 
 def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
@@ -283,6 +308,13 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
     n = _size(count, "geomspace", "count")
     if not (a > 0 and b > 0):
         raise ValueError(f"geomspace: start and stop must be > 0, got start={a}, stop={b}")
+    try:
+        return _geomspace(d, a, b, n, endpoint)
+    except MemoryError:
+        raise alloc_error("geomspace", (n,), d) from None
+
+
+def _geomspace(d: DType, a: float, b: float, n: int, endpoint: Any) -> Tensor:
     be = get_backend()
     div = n - 1 if endpoint else n
     idx = be.cast(be.arange(0, n, 1, D.int64), D.float64)
@@ -354,6 +386,7 @@ def _tri(x: Any, k: int, fname: str, lower: bool) -> Tensor:
         raise ValueError(f"{fname}: x must have at least 2 dimensions, got shape {x.shape}")
     be, h, d = x._backend, x._data, x._dtype
     rows, cols = h.shape[-2], h.shape[-1]
+    kk = max(-rows - 1, min(kk, cols + 1))  # beyond the matrix: all or nothing (and no int64 overflow)
     r = be.reshape(be.arange(0, rows, 1, D.int64), (rows, 1))
     c = be.reshape(be.arange(0, cols, 1, D.int64), (1, cols))
     diff = be.binary("sub", c, r)  # column - row: 0 on the main diagonal

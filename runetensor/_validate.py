@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 __all__ = ["as_int", "as_shape", "as_dtype", "normalize_axis", "normalize_axes", "broadcast_shapes",
-           "shape_str", "write_out", "MAX_RANK"]
+           "shape_str", "write_out", "MAX_RANK", "MAX_NBYTES", "check_nbytes", "check_alloc", "check_count",
+           "alloc_error", "store_value", "nbytes_str", "dims_str"]
 
 #: The largest rank a tensor may have (NumPy's limit is 64).
 MAX_RANK = 64
@@ -104,20 +105,156 @@ def as_shape(shape: Any, fname: str, allow_minus_one: bool = False) -> tuple[int
 #: The largest buffer, in bytes, any tensor may have (NumPy's limit on 64-bit machines).
 MAX_NBYTES = 2**63 - 1
 
+_UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
-def check_nbytes(shape: tuple[int, ...], itemsize: int, fname: str) -> tuple[int, ...]:
+
+def nbytes_str(n: int) -> str:
+    """A byte count for messages: ``512 bytes``, ``16.0 GiB``, ``8.0 EiB``."""
+    if n < 1024:
+        return f"{n} bytes"
+    k = 0
+    v = float(n)
+    while v >= 1024.0 and k < len(_UNITS) - 1:
+        v /= 1024.0
+        k += 1
+    return f"{v:.1f} {_UNITS[k]}"
+
+
+def dims_str(shape: Sequence[int]) -> str:
+    """A shape for messages, large powers of two written ``2**k``: ``(2**60,)``, ``(3, 2**40)``."""
+    parts = [f"2**{s.bit_length() - 1}" if s >= 1 << 20 and s & (s - 1) == 0 else str(s) for s in shape]
+    return "(" + ", ".join(parts) + (",)" if len(parts) == 1 else ")")
+
+
+def check_nbytes(shape: tuple[int, ...], itemsize: int, fname: str, dtype: Any = None) -> tuple[int, ...]:
     """``shape`` itself, after checking that a buffer of that shape can exist.
 
+    Only integer arithmetic on the shape (a few ns per dimension): the hot paths call it.
+    Zero dimensions do not make the others free: NumPy refuses ``(2**62, 0, 2**62)`` too.
+
     Raises:
-        ValueError: if ``prod(shape) * itemsize`` exceeds :data:`MAX_NBYTES`.
+        ValueError: naming ``fname``, the shape and the dtype, if the product of the nonzero
+            dimensions times ``itemsize`` exceeds :data:`MAX_NBYTES`.
     """
-    n = 1
+    n = max(itemsize, 1)
+    for s in shape:
+        if s > 1:
+            n *= s
+    if n > MAX_NBYTES:
+        what = f"{dims_str(shape)} {dtype}" if dtype is not None else f"{dims_str(shape)} of {itemsize}-byte items"
+        size = 1
+        for s in shape:
+            size *= s
+        if size:
+            raise ValueError(f"{fname}: shape {what} needs {nbytes_str(n)}, more than any buffer can hold "
+                             f"(at most 2**63 - 1 bytes)")
+        raise ValueError(f"{fname}: shape {what} is too large: its nonzero dimensions span {nbytes_str(n)}, "
+                         f"more than any buffer can hold (at most 2**63 - 1 bytes)")
+    return shape
+
+
+def check_alloc(shape: tuple[int, ...], d: DType, fname: str) -> tuple[int, ...]:
+    """:func:`check_nbytes` for a tensor of dtype ``d``."""
+    return check_nbytes(shape, d.itemsize, fname, d)
+
+
+def alloc_error(fname: str, shape: Sequence[int], d: Any) -> MemoryError:
+    """The ``MemoryError`` to raise when a buffer for ``shape`` and ``d`` cannot be allocated:
+    ``zeros: cannot allocate 16.0 GiB for shape (2**31,) float64``."""
+    n = getattr(d, "itemsize", 1)
     for s in shape:
         n *= s
+    return MemoryError(f"{fname}: cannot allocate {nbytes_str(n)} for shape {dims_str(shape)} {d}")
+
+
+def check_count(v: Any, fname: str, what: str, itemsize: int = 8) -> int:
+    """A non-negative element count (``linspace``'s ``count``, ``eye``'s ``n``), checked like a 1-d shape.
+
+    Raises:
+        TypeError: if ``v`` is not an integer.
+        ValueError: if it is negative or beyond any buffer (``itemsize`` bytes per element).
+    """
+    n = as_int(v, fname, what)
+    if n < 0:
+        raise ValueError(f"{fname}: {what} must be >= 0, got {n}")
     if n * max(itemsize, 1) > MAX_NBYTES:
-        raise ValueError(f"{fname}: shape {shape} needs {n} elements of {itemsize} bytes, more than any buffer "
-                         f"can hold (at most {MAX_NBYTES} bytes)")
-    return shape
+        raise ValueError(f"{fname}: {what} {n} is too large: {n} elements of {itemsize} bytes are more than "
+                         f"any buffer can hold (at most 2**63 - 1 bytes)")
+    return n
+
+
+def _int_bounds(d: DType) -> tuple[int, int]:
+    if d.kind == "i":
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
+def store_value(value: Any, d: DType, fname: str) -> Any:
+    """``value`` (a Python or NumPy scalar) checked for storage in a tensor of dtype ``d``.
+
+    Returns the Python scalar to store.  Integer dtypes take integers, and floats only when they
+    are integral (``2.0`` is stored as 2; ``2.5`` raises, as bigarray does, rather than
+    truncating); bool takes ``True``/``False`` and the numbers 0 and 1; real floats take any
+    real number; complex dtypes any number.  Object tensors take anything.
+
+    Raises:
+        TypeError: if ``value`` is not a number (a str, None, a Tensor), or is complex for a
+            real dtype.
+        ValueError: if it is out of an integer dtype's range, not integral (or NaN/infinite)
+            for an integer dtype, or not 0/1 for bool.
+    """
+    k = d.kind
+    if k == "O":
+        return value
+    tv = type(value)
+    if tv is int:  # the common case first
+        if k in "iu":
+            lo, hi = _int_bounds(d)
+            if lo <= value <= hi:
+                return value
+            raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
+        if k == "b":
+            if value == 0 or value == 1:
+                return bool(value)
+            raise ValueError(f"{fname}: value {value} cannot be stored in bool (expected True, False, 0 or 1)")
+        if -(1 << 1024) < value < 1 << 1024:
+            return value
+        raise ValueError(f"{fname}: value {value} is too large for {d} (beyond the float64 range, about 1.8e308)")
+    if tv is bool:
+        return value
+    if tv is float and k in "fc":
+        return value
+    if hasattr(value, "shape") and getattr(value, "ndim", 0) != 0 or type(value).__name__ == "Tensor":
+        raise TypeError(f"{fname}: value must be a Python scalar, got a {type(value).__name__}; "
+                        f"use .item() or a *_like function")
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{fname}: value must be a number, got {type(value).__name__} {value!r}")
+    if hasattr(value, "__index__") and not isinstance(value, complex):  # NumPy ints and bools
+        iv = operator.index(value)
+        if type(value).__name__ in ("bool", "bool_"):
+            return bool(iv)
+        return store_value(iv, d, fname)
+    if isinstance(value, complex) or (hasattr(value, "__complex__") and not hasattr(value, "__float__")) \
+            or type(value).__name__.startswith("complex"):
+        if k != "c":
+            raise TypeError(f"{fname}: complex value {value!r} cannot be stored in {d}"
+                            + ("; use a complex dtype" if k == "f" else ""))
+        return complex(value)
+    if not hasattr(value, "__float__"):
+        raise TypeError(f"{fname}: value must be a number, got {type(value).__name__} {value!r}")
+    f = float(value)
+    if k in "fc":
+        return value if tv is float else f
+    if k == "b":
+        if f == 0.0 or f == 1.0:
+            return f == 1.0
+        raise ValueError(f"{fname}: value {f} cannot be stored in bool (expected True, False, 0 or 1)")
+    if f != f or f in (float("inf"), float("-inf")):
+        raise ValueError(f"{fname}: value {f} cannot be stored in {d} (expected a finite number)")
+    if not f.is_integer():
+        raise ValueError(f"{fname}: value {f} is not an integer; {d} stores integers only "
+                         f"(round it first: round(), math.floor() or math.trunc())")
+    return store_value(int(f), d, fname)
 
 
 def normalize_axis(axis: Any, ndim: int, fname: str, what: str = "axis") -> int:

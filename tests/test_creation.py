@@ -460,7 +460,7 @@ def test_tril_triu_need_2d(fn, shape):
     (lambda: rt.eye(rt.int32, -1), ValueError, "eye: n must be >= 0, got -1"),
     (lambda: rt.eye(rt.int32, 2, m=-2), ValueError, "eye: m must be >= 0"),
     (lambda: rt.eye(rt.int32, 2.5), TypeError, "eye: n must be an integer"),
-    (lambda: rt.identity(rt.int32, -3), ValueError, "eye: n must be >= 0"),
+    (lambda: rt.identity(rt.int32, -3), ValueError, "identity: n must be >= 0"),
     (lambda: rt.linspace(rt.float32, 0., 1., -1), ValueError, "linspace: count must be >= 0"),
     (lambda: rt.linspace(rt.float32, "a", 1., 2), TypeError, "linspace: start must be a number"),
     (lambda: rt.logspace(rt.float32, 0., 1., -2), ValueError, "logspace: count must be >= 0"),
@@ -482,9 +482,13 @@ def test_full_float_value_that_an_integer_dtype_cannot_store(d, value):
         rt.full(d, [2], value)
 
 
-def test_full_float_into_integer_truncates():
-    assert rt.to_array(rt.full(rt.int8, [2], -2.7)) == [-2, -2]
-    assert rt.to_array(rt.full(rt.uint8, [1], 255.9)) == [255]
+def test_full_float_into_integer_must_be_integral():
+    # issue 12 section 5: no silent truncation (bigarray raises too); integral floats are stored
+    with pytest.raises(ValueError, match=r"full: value -2\.7 is not an integer; int8"):
+        rt.full(rt.int8, [2], -2.7)
+    with pytest.raises(ValueError, match=r"full: value 255\.9 is not an integer; uint8"):
+        rt.full(rt.uint8, [1], 255.9)
+    assert rt.to_array(rt.full(rt.uint8, [1], 255.0)) == [255]
 
 
 def test_arange_values_must_fit_the_dtype():

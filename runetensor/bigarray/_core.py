@@ -11,7 +11,7 @@ from .._backend import get_backend
 from .._creation import int_range
 from .._dtypes import DType
 from .._tensor import Tensor, as_tensor, wrap
-from .._validate import as_int
+from .._validate import alloc_error, as_int, check_alloc
 
 __all__ = ["Kind", "Layout", "KINDS", "EXT_KINDS", "MAX_DIMS", "c_layout", "fortran_layout",
            "kind_of_dtype", "kind_size_in_bytes"]
@@ -320,7 +320,11 @@ def _new_create(cls: type, fname: str, kind: Any, layout: Any, dims: Any) -> Any
     kind = _check_kind(kind, fname)
     layout = _check_layout(layout, fname)
     dims = _dims(dims, fname)
-    return cls._make(_fresh(dims, kind, layout), kind, layout)
+    check_alloc(dims, kind.dtype, fname)
+    try:
+        return cls._make(_fresh(dims, kind, layout), kind, layout)
+    except MemoryError:
+        raise alloc_error(fname, dims, kind.dtype) from None
 
 
 def _new_init(cls: type, fname: str, kind: Any, layout: Any, dims: Any, f: Any, spread: bool) -> Any:
@@ -331,6 +335,15 @@ def _new_init(cls: type, fname: str, kind: Any, layout: Any, dims: Any, f: Any, 
     dims = _dims(dims, fname)
     if not callable(f):
         raise TypeError(f"{fname}: f must be callable, got {type(f).__name__}")
+    check_alloc(dims, kind.dtype, fname)
+    n = 1
+    for d in dims:
+        n *= d
+    if n > 1 << 16:  # fail fast, before calling f (the probe buffer is reserved, never touched)
+        try:
+            get_backend().empty(dims, kind.dtype)
+        except MemoryError:
+            raise alloc_error(fname, dims, kind.dtype) from None
     b = layout.base
     idxs = itertools.product(*(range(b, d + b) for d in dims))
     vals = [_store(kind, f(*idx) if spread else f(list(idx)), fname) for idx in idxs]

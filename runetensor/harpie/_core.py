@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 from .. import _dtypes as D
 from .._backend import get_backend
 from .._tensor import Tensor, as_tensor, wrap
+from .._validate import alloc_error, check_alloc
 from ._base import (UnsafeArray, arr, as_part, from_values, full, int_arg, ints_arg, is_binary_op,
                     is_unary_op, item, reshape, scalar_object, shape_arg, size_of, values)
 
@@ -41,6 +42,20 @@ def _data_list(data: Any, fname: str) -> tuple[list[Any] | None, Tensor | None]:
 
 def _flat(t: Tensor) -> Tensor:
     return reshape(t, (t.size,))
+
+
+def _alloc_shape(shape: Any, fname: str, d: Any) -> list[int]:
+    """``shape_arg`` for a new array of dtype ``d``: a shape no buffer can hold raises ``ValueError``,
+    and one the machine cannot allocate raises ``MemoryError`` before any per-element work."""
+    shp = shape_arg(shape, fname)
+    t = tuple(shp)
+    check_alloc(t, d, fname)
+    if size_of(shp) > 1 << 16:
+        try:
+            get_backend().empty(t, d)
+        except MemoryError:
+            raise alloc_error(fname, t, d) from None
+    return shp
 
 
 def array(shape: Sequence[int], data: Any, dtype: Any = None) -> Any:
@@ -280,7 +295,7 @@ def tabulate(shape: Sequence[int], f: Callable[[list[int]], Any]) -> Tensor:
     >>> hp.pretty(hp.tabulate([2, 2], lambda i: i[0] * 10 + i[1]))
     '[[0,1],\\n [10,11]]'
     """
-    shp = shape_arg(shape, "tabulate")
+    shp = _alloc_shape(shape, "tabulate", D.object_)
     if not callable(f):
         raise TypeError(f"tabulate: f must be callable, got {type(f).__name__}")
     return from_values(shp, [f(list(i)) for i in _all_indices(shp)])
@@ -398,9 +413,16 @@ def range(shape: Sequence[int]) -> Tensor:  # noqa: A001  (harpie's name)
     [[0,1,2],
      [3,4,5]]
     """
-    shp = shape_arg(shape, "range")
+    return _range_of(shape, "range")
+
+
+def _range_of(shape: Any, fname: str) -> Tensor:
+    shp = _alloc_shape(shape, fname, D.int64)
     be = get_backend()
-    h = be.arange(0, size_of(shp), 1, D.int64)
+    try:
+        h = be.arange(0, size_of(shp), 1, D.int64)
+    except MemoryError:
+        raise alloc_error(fname, tuple(shp), D.int64) from None
     return wrap(be.reshape(h, tuple(shp)), D.int64, be)
 
 
@@ -413,7 +435,7 @@ def corange(shape: Sequence[int]) -> Tensor:
      [1,3,5]]
     """
     shp = shape_arg(shape, "corange")
-    t = range(list(reversed(shp)))
+    t = _range_of(list(reversed(shp)), "corange")
     return wrap(t._backend.permute(t._data, tuple(reversed(_range(len(shp))))), D.int64, t._backend)
 
 
@@ -424,7 +446,7 @@ def indices(shape: Sequence[int]) -> Tensor:
     >>> hp.pretty(hp.indices([2]))
     '[[0],[1]]'
     """
-    shp = shape_arg(shape, "indices")
+    shp = _alloc_shape(shape, "indices", D.object_)
     return from_values(shp, [list(i) for i in _all_indices(shp)], dtype=D.object_)
 
 
@@ -436,9 +458,12 @@ def ident(shape: Sequence[int]) -> Tensor:
     [[1,0],
      [0,1]]
     """
-    shp = shape_arg(shape, "ident")
+    shp = _alloc_shape(shape, "ident", D.int64)
     be = get_backend()
-    h = be.full(tuple(shp), 0, D.int64)
+    try:
+        h = be.full(tuple(shp), 0, D.int64)
+    except MemoryError:
+        raise alloc_error("ident", tuple(shp), D.int64) from None
     if shp:
         n = builtins.min(shp)
         if n:
@@ -460,9 +485,14 @@ def konst(shape: Sequence[int], x: Any) -> Tensor:
     """
     shp = shape_arg(shape, "konst")
     if isinstance(x, Tensor) and x.ndim == 0 and x._dtype.kind != "O":
-        return full(shp, x._backend.to_list(x._data), x._dtype)
-    d = from_values((1,), [x])._dtype
-    return full(shp, x, d)
+        x, d = x._backend.to_list(x._data), x._dtype
+    else:
+        d = from_values((1,), [x])._dtype
+    check_alloc(tuple(shp), d, "konst")
+    try:
+        return full(shp, x, d)
+    except MemoryError:
+        raise alloc_error("konst", tuple(shp), d) from None
 
 
 def singleton(x: Any) -> Tensor:
@@ -659,5 +689,5 @@ def iota(n: int) -> Tensor:
     >>> hp.show(hp.iota(5))
     'UnsafeArray [5] [0,1,2,3,4]'
     """
-    return range([int_arg(n, "iota", "n")])
+    return _range_of([int_arg(n, "iota", "n")], "iota")
 

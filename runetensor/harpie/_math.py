@@ -54,8 +54,11 @@ def uniform(shape: Sequence[int], range: tuple[Any, Any], seed: int | None = Non
         if lo > hi:
             raise ValueError(f"uniform: range ({lo}, {hi}) is empty; expected lo <= hi")
         return rt.randint(rt.int64, shp, lo, seed=seed, high=hi + 1)
-    lo, hi = builtins.float(lo), builtins.float(hi)
-    if lo > hi:
+    try:
+        lo, hi = builtins.float(lo), builtins.float(hi)
+    except (TypeError, ValueError):
+        raise TypeError(f"uniform: range must be a pair of numbers (lo, hi), got {range!r}") from None
+    if not lo <= hi:  # NaN too
         raise ValueError(f"uniform: range ({lo}, {hi}) is empty; expected lo <= hi")
     u = rt.rand(rt.float64, shp, seed=seed)
     return binary_op("add", binary_op("mul", u, hi - lo, "uniform"), lo, "uniform")
