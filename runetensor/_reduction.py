@@ -42,7 +42,9 @@ def _cast_h(t: Tensor, d: DType) -> Any:
     return t._data if t._dtype is d else t._backend.cast(t._data, d)
 
 
-def _reduce(op: str, t: Any, axes: Any, keepdims: bool, fname: str) -> Tensor:
+def _reduce(op: str, t: Any, axes: Any, keepdims: bool, fname: str, dtype: DType | None = None) -> Tensor:
+    """The reductions' one implementation; ``dtype`` (sum/prod only) is the accumulation and result dtype
+    (None: the seed's rule, the input's dtype, int64 for bool; ``xp.sum`` passes the standard's)."""
     t = as_tensor(t, fname)
     ax = _axes(t, axes, fname)
     be, d = t._backend, t._dtype
@@ -52,12 +54,12 @@ def _reduce(op: str, t: Any, axes: Any, keepdims: bool, fname: str) -> Tensor:
             raise TypeError(f"{fname}: complex numbers have no order ({d})")
         if builtins.any(t._data.shape[a] == 0 for a in ax):
             raise ValueError(f"{fname}: cannot reduce an empty tensor of shape {t.shape} over axes {ax}: "
-                             "the result has no identity value")
+                             "the result has no identity value (a zero-size reduction)")
         out_d = d
     elif op in ("all", "any"):
         out_d = D.bool
     else:  # sum, prod
-        out_d = D.default_int if k == "b" else d
+        out_d = dtype if dtype is not None else D.default_int if k == "b" else d
     if not ax:  # nothing reduced: an elementwise copy in the result dtype
         if op in ("all", "any"):
             h = be.copy(t._data) if d is D.bool else be.binary("ne", t._data, 0)
@@ -274,13 +276,16 @@ def mean(t: Any, axes: Sequence[int] | None = None, keepdims: bool = False) -> T
     return r if cd is out_d else wrap(t._backend.cast(h, out_d), out_d, t._backend)
 
 
-def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = False) -> Tensor:
+def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = False,
+         too_few_nan: bool = False) -> Tensor:
+    """The one variance: ``too_few_nan`` says what ``ddof >= N`` gives (False: ValueError, the seed's
+    ``var``/``std``; True: NaN, the Array API's ``var``/``std`` with ``correction``)."""
     t = as_tensor(t, fname)
     ax = _axes(t, axes, fname)
     dd = as_int(ddof, fname, "ddof") if not isinstance(ddof, float) else ddof
     be, d = t._backend, t._dtype
     n = _count(t._data.shape, ax)
-    if dd >= n:
+    if dd >= n and not too_few_nan:
         raise ValueError(f"{fname}: ddof={ddof} must be smaller than the number of reduced elements ({n}) "
                          f"for shape {t.shape} over axes {ax}")
     cd = _float_dtype(d)
@@ -292,7 +297,10 @@ def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = 
         dev = be.unary("abs", dev)
     be.binary("mul", dev, dev, out=dev)
     s = be.reduce("sum", dev, ax, bool(keepdims)) if ax else dev  # dev is a fresh buffer
-    be.binary("div", s, float(n - dd), out=s)
+    if dd >= n:
+        s = be.full(s.shape, float("nan"), cd.real_dtype)
+    else:
+        be.binary("div", s, float(n - dd), out=s)
     if root:
         be.unary("sqrt", s, out=s)
     rd = cd.real_dtype
@@ -356,7 +364,7 @@ def _flat(t: Tensor) -> Any:
     return h
 
 
-def _arg(op: str, t: Any, axis: Any, keepdims: bool, fname: str) -> Tensor:
+def _arg(op: str, t: Any, axis: Any, keepdims: bool, fname: str, index_dtype: DType = D.int32) -> Tensor:
     t = as_tensor(t, fname)
     be, d = t._backend, t._dtype
     if d.kind == "c":
@@ -372,7 +380,7 @@ def _arg(op: str, t: Any, axis: Any, keepdims: bool, fname: str) -> Tensor:
         if t._data.shape[a] == 0:
             raise ValueError(f"{fname}: cannot take {op[3:]} along axis {a} of size 0 (shape {t.shape})")
         r = be.arg_reduce(op, t._data, a, bool(keepdims))
-    return wrap(be.cast(r, D.int32), D.int32, be)
+    return wrap(be.cast(r, index_dtype), index_dtype, be)
 
 
 @attach()
@@ -427,12 +435,15 @@ def argmin(t: Any, axis: int | None = None, keepdims: bool = False) -> Tensor:
     return _arg("argmin", t, axis, keepdims, "argmin")
 
 
-def _scan(op: str, t: Any, axis: Any, fname: str) -> Tensor:
+def _scan(op: str, t: Any, axis: Any, fname: str, dtype: DType | None = None,
+          include_initial: bool = False) -> Tensor:
+    """The one scan; ``dtype`` (cumsum/cumprod) as in :func:`_reduce`; ``include_initial`` starts the
+    result with the identity (0 or 1: the Array API's ``cumulative_*``)."""
     t = as_tensor(t, fname)
     be, d = t._backend, t._dtype
     if op in ("cummax", "cummin") and d.kind == "c":
         raise TypeError(f"{fname}: complex numbers have no order ({d})")
-    out_d = D.default_int if d.kind == "b" and op in ("cumsum", "cumprod") else d
+    out_d = dtype if dtype is not None else D.default_int if d.kind == "b" and op in ("cumsum", "cumprod") else d
     if axis is None:
         h, a = _flat(t), 0
     else:
@@ -440,7 +451,18 @@ def _scan(op: str, t: Any, axis: Any, fname: str) -> Tensor:
         h = t._data
     if out_d is not d:
         h = be.cast(h, out_d)
-    return wrap(be.scan(op, h, a), out_d, be)
+    r = be.scan(op, h, a)
+    if include_initial:
+        shape = list(r.shape)
+        shape[a] += 1
+        out = be.empty(tuple(shape), out_d)
+        key = [slice(0, n, 1) for n in shape]
+        key[a] = slice(0, 1, 1)
+        be.assign(be.view_index(out, tuple(key)), 0 if op == "cumsum" else 1)
+        key[a] = slice(1, shape[a], 1)
+        be.assign(be.view_index(out, tuple(key)), r)
+        r = out
+    return wrap(r, out_d, be)
 
 
 @attach()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as D
+from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import normalize_axis
 
@@ -55,10 +56,15 @@ def sort(t: Any, descending: bool = False, axis: int = -1) -> tuple[Tensor, Tens
     >>> print(rt.sort(rt.create(rt.float32, [4], [float("nan"), 1., 2., float("nan")]))[0])
     [1, 2, nan, nan]
     """
-    t, a, desc = _prep(t, axis, descending, "sort")
+    return _sort(t, axis, descending, "sort")
+
+
+def _sort(t: Any, axis: Any, descending: Any, fname: str, index_dtype: DType = D.int32) -> tuple[Tensor, Tensor]:
+    """The one sort (``rt.sort``, ``xp.sort``): ``(values, indices)``, indices of ``index_dtype``."""
+    t, a, desc = _prep(t, axis, descending, fname)
     be = t._backend
     v, i = be.sort(t._data, a, desc)
-    return wrap(v, t._dtype, be), wrap(be.cast(i, D.int32), D.int32, be)
+    return wrap(v, t._dtype, be), wrap(be.cast(i, index_dtype), index_dtype, be)
 
 
 @attach()
@@ -81,6 +87,11 @@ def argsort(t: Any, descending: bool = False, axis: int = -1) -> Tensor:
     [[1, 0, 2],
      [2, 0, 1]]
     """
-    t, a, desc = _prep(t, axis, descending, "argsort")
+    return _argsort(t, axis, descending, "argsort")
+
+
+def _argsort(t: Any, axis: Any, descending: Any, fname: str, index_dtype: DType = D.int32) -> Tensor:
+    """The one argsort (``rt.argsort``, ``xp.argsort``), indices of ``index_dtype``."""
+    t, a, desc = _prep(t, axis, descending, fname)
     be = t._backend
-    return wrap(be.cast(be.argsort(t._data, a, desc), D.int32), D.int32, be)
+    return wrap(be.cast(be.argsort(t._data, a, desc), index_dtype), index_dtype, be)

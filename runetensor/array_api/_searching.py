@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import _dtypes as D
+from .. import _reduction as R
 from .._tensor import Tensor, wrap
 from ._common import PY_SCALARS, arr, axes_arg, broadcast, cast, flat, promote
 
@@ -9,20 +10,8 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 
 def _arg(x: Tensor, axis: int | None, keepdims: bool, op: str) -> Tensor:
-    x = arr(x, op)
-    if x._dtype.kind == "c":
-        raise TypeError(f"{op}: complex numbers have no order ({x._dtype})")
-    be = x._backend
-    if x._data.size == 0:
-        raise ValueError(f"{op}: attempt to get {op} of an empty array (shape {x.shape})")
-    if axis is None:
-        h = be.arg_reduce(op, flat(x)._data, 0, False)
-        if keepdims:
-            h = be.reshape(h, (1,) * x.ndim)
-        return wrap(h, D.int64, be)
-    from .._validate import normalize_axis
-    ax = normalize_axis(axis, x.ndim, op)
-    return wrap(be.arg_reduce(op, x._data, ax, keepdims), D.int64, be)
+    """``rt.argmax``/``rt.argmin``'s implementation, with the standard's int64 indices."""
+    return R._arg(op, arr(x, op), axis, keepdims, op, index_dtype=D.int64)
 
 
 def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _dtypes as D
-from .._tensor import Tensor, unary_op, wrap
-from .._validate import normalize_axis
-from ._common import arr, axes_arg, cast, dtype_arg, flat, sum_dtype
+from .. import _reduction as R
+from .._tensor import Tensor
+from ._common import arr, dtype_arg, sum_dtype
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
+
+# Adapters over runetensor._reduction (the one implementation of each reduction): ``axis`` becomes
+# ``axes``, ``correction`` becomes ``ddof``, ``dtype=`` objects and the standard's accumulation dtype
+# (sum_dtype) are passed down.
 
 
 def _reduce(x: Any, op: str, axis: Any, dtype: Any, keepdims: bool, fname: str) -> Tensor:
     x = arr(x, fname)
-    axes = axes_arg(axis, x.ndim, fname)
-    d = dtype_arg(dtype, fname) or sum_dtype(x._dtype)
-    x = cast(x, d)
-    return wrap(x._backend.reduce(op, x._data, axes, keepdims), d, x._backend)
+    return R._reduce(op, x, axis, keepdims, fname, dtype_arg(dtype, fname) or sum_dtype(x._dtype))
 
 
 def sum(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,  # noqa: A001
@@ -50,14 +50,7 @@ def prod(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any 
 
 
 def _minmax(x: Any, op: str, axis: Any, keepdims: bool) -> Tensor:
-    x = arr(x, op)
-    if x._dtype.kind == "c":
-        raise TypeError(f"{op}: complex numbers have no order ({x._dtype})")
-    axes = axes_arg(axis, x.ndim, op)
-    for a in axes:
-        if x._data.shape[a] == 0:
-            raise ValueError(f"{op}: zero-size reduction along axis {a} of shape {x.shape} has no identity")
-    return wrap(x._backend.reduce(op, x._data, axes, keepdims), x._dtype, x._backend)
+    return R._reduce(op, arr(x, op), axis, keepdims, op)
 
 
 def max(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
@@ -90,20 +83,6 @@ def min(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
     return _minmax(x, "min", axis, keepdims)
 
 
-def _count(x: Tensor, axes: tuple[int, ...]) -> int:
-    n = 1
-    for a in axes:
-        n *= x._data.shape[a]
-    return n
-
-
-def _float_input(x: Any, fname: str) -> Tensor:
-    x = arr(x, fname)
-    if x._dtype.kind in "biu":
-        x = cast(x, D.default_float)
-    return x
-
-
 def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean along ``axis`` (all axes if None); NaN for an empty reduction.
 
@@ -113,14 +92,7 @@ def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
     >>> print(xp.mean(xp.asarray([[1.0, 2.0], [3.0, 5.0]]), axis=1))
     [1.5, 4]
     """
-    x = _float_input(x, "mean")
-    axes = axes_arg(axis, x.ndim, "mean")
-    be = x._backend
-    s = be.reduce("sum", x._data, axes, keepdims)
-    n = _count(x, axes)
-    if n == 0:
-        return wrap(be.full(s.shape, float("nan"), x._dtype), x._dtype, be)
-    return wrap(be.binary("div", s, n), x._dtype, be)
+    return R.mean(arr(x, "mean"), axis, keepdims)
 
 
 def var(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
@@ -137,21 +109,7 @@ def var(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: 
     >>> print(xp.var(x, correction=1))
     1.66667
     """
-    x = _float_input(x, "var")
-    axes = axes_arg(axis, x.ndim, "var")
-    be = x._backend
-    n = _count(x, axes)
-    rd = x._dtype.real_dtype
-    m = be.reduce("sum", x._data, axes, True)
-    if n:
-        m = be.binary("div", m, n)
-    dev = be.binary("sub", x._data, m)
-    sq = be.unary("square", be.unary("abs", dev)) if x._dtype.kind == "c" else be.unary("square", dev)
-    ss = be.reduce("sum", sq, axes, keepdims)
-    denom = n - correction
-    if denom <= 0:
-        return wrap(be.full(ss.shape, float("nan"), rd), rd, be)
-    return wrap(be.binary("div", ss, denom), rd, be)
+    return R._var(arr(x, "var"), axis, keepdims, correction, "var", too_few_nan=True)
 
 
 def std(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
@@ -162,37 +120,17 @@ def std(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: 
     >>> print(xp.std(xp.asarray([[1.0, 3.0], [5.0, 5.0]]), axis=1))
     [1, 0]
     """
-    return unary_op("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims), "std")
+    return R._var(arr(x, "std"), axis, keepdims, correction, "std", root=True, too_few_nan=True)
 
 
-def _cumulative(x: Any, op: str, identity: int, axis: Any, dtype: Any, include_initial: bool,
-                fname: str) -> Tensor:
+def _cumulative(x: Any, op: str, axis: Any, dtype: Any, include_initial: bool, fname: str) -> Tensor:
     x = arr(x, fname)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"{fname}: axis is required for arrays of rank > 1 (got shape {x.shape})")
-        if x.ndim == 0:
-            x = flat(x)
-        ax = 0
-    else:
-        if x.ndim == 0:
-            raise ValueError(f"{fname}: expected an array of rank >= 1, got a 0-d array")
-        ax = normalize_axis(axis, x.ndim, fname)
+    if axis is None and x.ndim > 1:
+        raise ValueError(f"{fname}: axis is required for arrays of rank > 1 (got shape {x.shape})")
+    if axis is not None and x.ndim == 0:
+        raise ValueError(f"{fname}: expected an array of rank >= 1, got a 0-d array")
     d = dtype_arg(dtype, fname) or sum_dtype(x._dtype)
-    x = cast(x, d)
-    be = x._backend
-    r = be.scan(op, x._data, ax)
-    if not include_initial:
-        return wrap(r, d, be)
-    shape = list(x._data.shape)
-    n = shape[ax]
-    shape[ax] = n + 1
-    out = be.empty(tuple(shape), d)
-    first = tuple(slice(0, 1, 1) if i == ax else slice(0, s, 1) for i, s in enumerate(shape))
-    rest = tuple(slice(1, n + 1, 1) if i == ax else slice(0, s, 1) for i, s in enumerate(shape))
-    be.assign(be.view_index(out, first), identity)
-    be.assign(be.view_index(out, rest), r)
-    return wrap(out, d, be)
+    return R._scan(op, x, axis, fname, d, bool(include_initial))
 
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
@@ -205,7 +143,7 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
     >>> print(xp.cumulative_sum(xp.asarray([1, 2, 3]), include_initial=True))
     [0, 1, 3, 6]
     """
-    return _cumulative(x, "cumsum", 0, axis, dtype, include_initial, "cumulative_sum")
+    return _cumulative(x, "cumsum", axis, dtype, include_initial, "cumulative_sum")
 
 
 def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
@@ -217,5 +155,5 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
     [[1, 1, 2],
      [1, 3, 12]]
     """
-    return _cumulative(x, "cumprod", 1, axis, dtype, include_initial, "cumulative_prod")
+    return _cumulative(x, "cumprod", axis, dtype, include_initial, "cumulative_prod")
 

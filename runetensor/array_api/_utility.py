@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from .. import _dtypes as D
+from .. import _reduction as R
 from .._tensor import Tensor, binary_op, wrap
 from .._validate import as_int, normalize_axis
-from ._common import arr, axes_arg, view
+from ._common import arr, view
 
 __all__ = ["all", "any", "diff"]
 
@@ -16,9 +17,7 @@ def all(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
     >>> print(xp.all(xp.asarray([[True, False], [True, True]]), axis=1))
     [false, true]
     """
-    x = arr(x, "all")
-    axes = axes_arg(axis, x.ndim, "all")
-    return wrap(x._backend.reduce("all", x._data, axes, keepdims), D.bool, x._backend)
+    return R._reduce("all", arr(x, "all"), axis, keepdims, "all")
 
 
 def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:  # noqa: A001
@@ -28,9 +27,7 @@ def any(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
     >>> print(xp.any(xp.asarray([[0, 0], [0, 3]]), axis=0))
     [false, true]
     """
-    x = arr(x, "any")
-    axes = axes_arg(axis, x.ndim, "any")
-    return wrap(x._backend.reduce("any", x._data, axes, keepdims), D.bool, x._backend)
+    return R._reduce("any", arr(x, "any"), axis, keepdims, "any")
 
 
 def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None,
