@@ -15,6 +15,7 @@ from . import _dtypes as D
 from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import (alloc_error, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
                         store_value)
+from ._indexing import _full
 from ._views import _check_extent, ravel, value_handle
 
 __all__ = ["roll", "pad", "tile", "repeat", "concatenate", "stack", "vstack", "hstack", "dstack",
@@ -23,10 +24,6 @@ __all__ = ["roll", "pad", "tile", "repeat", "concatenate", "stack", "vstack", "h
 
 def _t(t: Any, fname: str) -> Tensor:
     return t if type(t) is Tensor else as_tensor(t, fname)
-
-
-def _full(shape: tuple[int, ...]) -> tuple:
-    return tuple(slice(0, s, 1) for s in shape)
 
 
 def _tensor_list(ts: Any, fname: str) -> list[Tensor]:

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._dtypes import DType
+from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
 from .._validate import broadcast_shapes, normalize_axes
 
@@ -85,9 +86,7 @@ def norm_key(shape: Sequence[int], key: Sequence[Any]) -> tuple:
             out.append(slice(*k.indices(n)))
         else:
             out.append(k + n if k < 0 else k)
-    for n in shape[len(key):]:
-        out.append(slice(0, n, 1))
-    return tuple(out)
+    return tuple(out) + _full(tuple(shape[len(key):]))
 
 
 def view(t: Tensor, key: Sequence[Any]) -> Tensor:

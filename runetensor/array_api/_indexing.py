@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _dtypes as D
+from .._indexing import _full
 from .._tensor import Tensor, wrap
 from .._validate import broadcast_shapes, normalize_axis
 from ._common import arr, index_range
@@ -57,8 +58,9 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
         axis = 0
     ax = normalize_axis(axis, x.ndim, "take")
     h = _indices(indices, x._data.shape[ax], "take")
-    key = tuple(h if i == ax else slice(0, n, 1) for i, n in enumerate(x._data.shape))
-    return wrap(x._backend.gather(x._data, key), x._dtype, x._backend)
+    key = list(_full(x._data.shape))
+    key[ax] = h
+    return wrap(x._backend.gather(x._data, tuple(key)), x._dtype, x._backend)
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:

@@ -10,6 +10,7 @@ from .. import _dtypes as D
 from .._backend import get_backend
 from .._creation import int_range
 from .._dtypes import DType
+from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
 from .._validate import alloc_error, as_int, check_alloc
 
@@ -276,10 +277,6 @@ def _rev(n: _pyint) -> tuple[_pyint, ...]:
     return tuple(range(n - 1, -1, -1))
 
 
-def _full_key(shape: Sequence[_pyint]) -> list:
-    return [slice(0, s, 1) for s in shape]
-
-
 def _in_layout_order(be: Any, h: Any, layout: Layout) -> _pyint:
     """Whether handle ``h`` is contiguous in ``layout``'s order."""
     if layout is c_layout:
@@ -517,7 +514,7 @@ class _Bigarray:
         if ofs < base or ofs - base + length > n:
             raise IndexError(f"{fname}: ofs {ofs} and len {length} do not designate a valid sub-array of "
                              f"dimension {ax} of size {n} (expected {base} <= ofs and ofs + len <= {n + base})")
-        key = _full_key(shape)
+        key = list(_full(tuple(shape)))
         key[ax] = slice(ofs - base, ofs - base + length, 1)
         return wrap(t._backend.view_index(t._data, tuple(key)), t._dtype, t._backend)
 
@@ -542,7 +539,7 @@ class _Bigarray:
                              f"{fname}: {m} indices for an array with only {nd} dimensions (expected fewer than {nd})")
         base = self._layout.base
         axes = range(m) if side == "left" else range(nd - m, nd)
-        key = _full_key(shape)
+        key = list(_full(tuple(shape)))
         for ax, i in zip(axes, idx):
             j = as_int(i, fname, "index")
             if not base <= j < shape[ax] + base:

@@ -16,12 +16,12 @@ from typing import Any, Callable, Sequence
 from .. import _dtypes as D
 from .._backend import get_backend
 from .._dtypes import DType
+from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
 
 __all__ = ["UnsafeArray", "show", "pretty", "equal"]
 
 _range = builtins.range
-_slice = builtins.slice
 _PY_NUM = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
@@ -140,7 +140,8 @@ def view(t: Tensor, key: Sequence[Any]) -> Tensor:
 
 
 def full_key(shape: Sequence[int]) -> list[Any]:
-    return [_slice(0, s, 1) for s in shape]
+    """``[slice(0, d, 1), ...]``: rt's full index key (``runetensor._indexing._full``), as a list to edit."""
+    return list(_full(tuple(shape)))
 
 
 def permute(t: Tensor, axes: Sequence[int]) -> Tensor:
