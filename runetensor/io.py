@@ -2,9 +2,14 @@
 
 Every writer builds the file under a temporary name in the target's directory
 and renames it into place (``os.replace``), so a crash mid-write never leaves a
-half-written file under the target name.  Every reader checks what it reads:
-a truncated, corrupt or wrong-type file raises ``ValueError`` naming the
-function, the file and what was wrong; it never returns garbage.
+half-written file under the target name; an existing file keeps its mode, a new
+one gets ``0o666`` minus the current umask, a symlink's target is replaced (the
+link stays), and the directory is ``fsync``ed after the rename.  Every reader
+checks what it reads: a truncated, corrupt or wrong-type file raises
+``ValueError`` naming the function, the file and what was wrong; it never
+returns garbage.  Every reader takes ``max_bytes``, the most bytes of tensor
+data it allocates for an untrusted file (default: the file's size plus
+``DEFAULT_MAX_EXTRA_BYTES``, 1 GiB), checked before allocating.
 
 Formats and dtypes
 ------------------
@@ -41,13 +46,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import errno
+import io as _io
 import json
 import math
 import mmap as _mmap
+import numbers
 import os
+import stat as _stat
 import struct
 import sys
-import tempfile
 import zipfile
 import zlib
 from typing import Any, Callable, Mapping
@@ -58,15 +66,21 @@ from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, wrap
 
 __all__ = ["save_npy", "load_npy", "save_npz", "load_npz", "save_safetensors", "load_safetensors",
-           "save_txt", "load_txt", "load_image", "save_image"]
+           "save_txt", "load_txt", "load_image", "save_image", "DEFAULT_MAX_EXTRA_BYTES",
+           "DEFAULT_MAX_HEADER_BYTES"]
 
 _LITTLE = sys.byteorder == "little"
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 #: the largest .npy header we accept (NumPy's own default limit is 10,000 bytes)
 _MAX_NPY_HEADER = 1 << 20
-#: safetensors' own limit on the JSON header
+#: safetensors' own limit on the JSON header (the format's specification)
 _MAX_ST_HEADER = 100_000_000
+#: with ``max_bytes=None``, a loader allocates at most the file's size plus this many bytes of
+#: tensor data: formats that store their data as is (.npy, safetensors, stored .npz members)
+#: load at any size, while a small file cannot inflate to gigabytes (deflate bombs, text, images)
+DEFAULT_MAX_EXTRA_BYTES = 1 << 30
+#: the default ``max_header_bytes`` of :func:`load_safetensors`: a JSON header costs ~30 times
+#: its size in Python objects to parse, so the format's own 100 MB limit is too generous
+DEFAULT_MAX_HEADER_BYTES = 16 << 20
 
 
 # ---------------------------------------------------------------------------
@@ -87,23 +101,126 @@ def _path(path: Any, fname: str) -> str:
 
 
 def _atomic_write(path: Any, fname: str, write: Callable[[Any], None]) -> None:
-    """Run ``write(file)`` on a temporary file beside ``path``, then rename it into place."""
+    """Run ``write(file)`` on a temporary file beside the target, then rename it into place.
+
+    * A symlink is followed: the file it points to is replaced (in that file's directory) and
+      the link itself stays (a dangling link gets its target created).
+    * An existing file keeps its permission bits (and, where the OS allows, its owner and
+      group); a new file gets ``0o666`` minus the umask of the moment, applied by the kernel
+      when the temporary file is created (no process-wide ``os.umask`` round trip).
+    * The data is ``fsync``ed before the rename and the directory after it.
+    * On any error the temporary file is removed and the target is left as it was.
+    """
     p = _path(path, fname)
-    directory = os.path.dirname(os.path.abspath(p))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(p) + ".", suffix=".tmp", dir=directory)
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    target = os.path.realpath(p)
+    directory, base = os.path.split(target)
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not _stat.S_ISREG(st.st_mode):
+        if _stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, f"{fname}: cannot write to a directory", p)
+        raise ValueError(f"{fname}: {p!r} is not a regular file (a device, FIFO or socket); atomic saves "
+                         "replace regular files only")
+    fd, tmp = _create_temp(directory, base)
     try:
         with os.fdopen(fd, "wb") as f:
+            if st is not None:
+                _keep_owner_and_mode(f.fileno(), tmp, st)
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, p)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+    _fsync_dir(directory)
+
+
+def _create_temp(directory: str, base: str) -> tuple[int, str]:
+    """Create ``.<base>.<random>.tmp`` in ``directory`` with mode 0o666 (the kernel applies the
+    umask and any default ACL), exclusively; returns (fd, path)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{base[:100]}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)  # pragma: no cover
+
+
+def _keep_owner_and_mode(fd: int, tmp: str, st: os.stat_result) -> None:
+    if hasattr(os, "fchown") and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)  # root, or the owner keeping a group of theirs
+        except OSError:
+            try:
+                os.fchown(fd, -1, st.st_gid)
+            except OSError:
+                pass  # the new file belongs to the writer, as with any rename-based save
+    mode = st.st_mode & 0o777  # never copy setuid/setgid/sticky bits onto a fresh file
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:  # pragma: no cover  (Windows)
+        os.chmod(tmp, mode)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make the rename durable.  Filesystems (and systems) that cannot fsync a directory are skipped."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover  (Windows cannot open directories)
+        return
+    try:
+        os.fsync(dfd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF, errno.EROFS):
+            raise
+    finally:
+        os.close(dfd)
+
+
+def _limit(max_bytes: Any, fname: str, file_size: int | None) -> int | None:
+    """The most bytes of tensor data a loader may allocate (None: no limit)."""
+    if max_bytes is None:
+        return None if file_size is None else file_size + DEFAULT_MAX_EXTRA_BYTES
+    if isinstance(max_bytes, builtins.bool) or not isinstance(max_bytes, numbers.Integral):
+        raise TypeError(f"{fname}: max_bytes must be an int or None, got {type(max_bytes).__name__} {max_bytes!r:.40}")
+    if max_bytes < 0:
+        raise ValueError(f"{fname}: max_bytes must be >= 0, got {max_bytes}")
+    return int(max_bytes)
+
+
+def _check_limit(n: int, limit: int | None, max_bytes: Any, fname: str, where: str, what: str) -> None:
+    if limit is not None and n > limit:
+        how = (f"max_bytes={limit}" if max_bytes is not None else
+               f"the default limit of {limit} bytes (the file's size plus DEFAULT_MAX_EXTRA_BYTES)")
+        raise ValueError(f"{fname}: {where}: {what}: {n} bytes, more than {how}; pass a larger max_bytes "
+                         "to load a file you trust")
+
+
+_MAX_DIMS = 64
+
+
+def _check_shape(shape: Any, d: DType | None, fname: str, where: str, what: str = "bad shape") -> None:
+    """A shape must be a sequence of at most 64 non-negative ints whose byte size (zero
+    dimensions aside) fits in a signed machine word, as every array library requires."""
+    if (not isinstance(shape, (tuple, list)) or len(shape) > _MAX_DIMS
+            or not all(type(s) is int and s >= 0 for s in shape)):
+        raise ValueError(f"{fname}: {where}: {what} {shape!r:.80} (expected at most {_MAX_DIMS} non-negative ints)")
+    n = d.itemsize if d is not None else 1
+    for s in shape:
+        n *= max(s, 1)
+        if n > sys.maxsize:
+            raise ValueError(f"{fname}: {where}: {what} {tuple(shape)!r:.80}: more than {sys.maxsize} bytes"
+                             + (f" of {d}" if d is not None else "") + ", larger than any array can be")
 
 
 def _le_bytes(t: Tensor) -> bytes:
@@ -235,7 +352,7 @@ def _parse_descr(descr: Any, fname: str, where: str, dtype: DType | None) -> tup
     """(runetensor dtype, needs byte swap) for a .npy descr."""
     if isinstance(descr, list):
         if (len(descr) == 1 and isinstance(descr[0], tuple) and len(descr[0]) == 2
-                and descr[0][0] in _NPY_EXTENDED):
+                and descr[0][0] in _NPY_EXTENDED and isinstance(descr[0][1], str)):
             d = _NPY_EXTENDED[descr[0][0]]
             want = _NPY_DESCR[d][0][1]
             if descr[0][1] != want and descr[0][1].replace("<", "|").replace(">", "|") != want.replace("<", "|"):
@@ -308,13 +425,13 @@ def _parse_npy_header(f: Any, fname: str, where: str, dtype: DType | None, avail
         raise ValueError(f"{fname}: {where}: the header must be a dict with keys descr, fortran_order, shape; "
                          f"got {hdr!r:.120}")
     shape = hdr["shape"]
-    if (not isinstance(shape, tuple) or len(shape) > 64
-            or not all(type(s) is int and s >= 0 for s in shape)):
+    if not isinstance(shape, tuple):
         raise ValueError(f"{fname}: {where}: bad shape {shape!r:.80} (expected a tuple of non-negative ints)")
     fo = hdr["fortran_order"]
     if not isinstance(fo, builtins.bool):
         raise ValueError(f"{fname}: {where}: fortran_order must be True or False, got {fo!r:.40}")
     d, swap = _parse_descr(hdr["descr"], fname, where, dtype)
+    _check_shape(shape, d, fname, where)
     return d, shape, fo, swap, start + hl
 
 
@@ -343,14 +460,16 @@ def _finish_npy(be: Any, buf: Any, d: DType, shape: tuple[int, ...], fo: bool, s
 
 
 def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None,
-                     trusted: bool = True) -> Tensor:
+                     trusted: bool = True, limit: int | None = None, max_bytes: Any = None) -> Tensor:
     """Read a .npy from ``f``; ``avail`` is the stream's size if known (``trusted``: it is the
-    real size, so the data buffer can be allocated up front; else it is read in chunks)."""
+    real size, so the data buffer can be allocated up front; else it is read in chunks).
+    At most ``limit`` bytes of data are allocated."""
     d, shape, fo, swap, off = _parse_npy_header(f, fname, where, dtype, avail)
     nbytes = math.prod(shape) * d.itemsize
     if avail is not None and off + nbytes != avail:
         raise ValueError(f"{fname}: {where}: shape {shape} of {d} needs {nbytes} bytes of data, but the file has "
                          f"{avail - off}")
+    _check_limit(nbytes, limit, max_bytes, fname, where, f"shape {shape} of {d}")
     if trusted and avail is not None:
         buf = bytearray(nbytes)
         got = f.readinto(buf) if nbytes else 0
@@ -370,7 +489,7 @@ def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail:
     return _finish_npy(get_backend(), buf, d, shape, fo, swap, 0, fname, where)
 
 
-def load_npy(path: Any, mmap: Any = False, dtype: Any = None) -> Tensor:
+def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int | None = None) -> Tensor:
     """Read a NumPy ``.npy`` file.
 
     Args:
@@ -379,11 +498,18 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None) -> Tensor:
             ``"r+"`` (writes go to the file) or ``"c"`` (copy-on-write).
         dtype: required for raw void data (``'<V2'``/``'|V1'``, as NumPy writes
             bfloat16/float8/int4); otherwise, if given, it must match the file.
+        max_bytes: the most bytes of data to read into memory (checked against
+            the header before anything is allocated).  ``None``: no limit beyond
+            the file's own size (a ``.npy`` stores its data as is; a file object
+            is read in chunks, so a lying header costs no memory).  Ignored with
+            ``mmap`` (nothing is read).
     Returns:
         The tensor (Fortran-order files come back as a Fortran-strided view).
     Raises:
         ValueError: wrong magic, truncated or corrupt header, unsupported
-            dtype, data size that does not match the shape, invalid bool/int4 bytes.
+            dtype, a shape no array can have, data size that does not match
+            the shape, invalid bool/int4 bytes, data above ``max_bytes``.
+        OSError: a missing or unreadable file.
 
     >>> import os, tempfile, numpy as np, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "a.npy"); np.save(p, np.arange(4.0))
@@ -392,15 +518,17 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None) -> Tensor:
     """
     fname = "load_npy"
     d = _dtype_arg(dtype, fname)
+    limit = _limit(max_bytes, fname, None)
     if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
         if mmap:
             raise ValueError("load_npy: mmap needs a file path, not a file object")
-        return _read_npy_stream(path, fname, "the stream", d, None)
+        return _read_npy_stream(path, fname, "the stream", d, None, limit=limit, max_bytes=max_bytes)
     p = _path(path, fname)
     where = repr(p)
     if not mmap:
         with open(p, "rb") as f:
-            return _read_npy_stream(f, fname, where, d, os.fstat(f.fileno()).st_size)
+            return _read_npy_stream(f, fname, where, d, os.fstat(f.fileno()).st_size, limit=limit,
+                                    max_bytes=max_bytes)
     access = {True: _mmap.ACCESS_READ, "r": _mmap.ACCESS_READ, "r+": _mmap.ACCESS_WRITE,
               "c": _mmap.ACCESS_COPY}.get(mmap)
     if access is None:
@@ -432,8 +560,14 @@ def save_npz(path: Any, arrays: Mapping[str, Any] | None = None, *, compressed: 
         compressed: deflate the members (``np.savez_compressed``).
         named: more tensors by keyword.
     Raises:
-        ValueError: for an empty or duplicate name.
+        ValueError: for an empty or duplicate name, or a name that is not a
+            plain member name: one holding NUL (zip truncates names there),
+            ``/`` or ``\\`` (a path: ``../x``, ``/etc/x``, ``a/b``), or a lone
+            surrogate (not UTF-8).
         TypeError: for object tensors or non-string names.
+
+    Members switch to the zip64 format by their real size (header and data,
+    and the worst case of deflate), so tensors of 2 GiB and more save.
 
     >>> import os, tempfile, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "a.npz")
@@ -449,8 +583,7 @@ def save_npz(path: Any, arrays: Mapping[str, Any] | None = None, *, compressed: 
         for k, v in src:
             if not isinstance(k, str):
                 raise TypeError(f"{fname}: names must be strings, got {type(k).__name__} {k!r}")
-            if not k:
-                raise ValueError(f"{fname}: names must be non-empty")
+            _check_member_name(k, fname)
             if k in items:
                 raise ValueError(f"{fname}: the name {k!r} is given twice")
             items[k] = _tensor(v, fname)
@@ -459,24 +592,57 @@ def save_npz(path: Any, arrays: Mapping[str, Any] | None = None, *, compressed: 
     def write(f: Any) -> None:
         with zipfile.ZipFile(f, "w", compression=method, allowZip64=True) as zf:
             for k, t in items.items():
-                big = t.nbytes > (1 << 31)
-                with zf.open(k + ".npy", "w", force_zip64=big) as m:
+                size = len(_npy_header(t)) + t.nbytes
+                with zf.open(k + ".npy", "w", force_zip64=_npz_needs_zip64(size, compressed)) as m:
                     _write_npy(m, t)
 
     _atomic_write(path, fname, write)
+
+
+def _check_member_name(k: str, fname: str) -> None:
+    if not k:
+        raise ValueError(f"{fname}: names must be non-empty")
+    if "\0" in k:
+        raise ValueError(f"{fname}: the name {k!r} contains a NUL character, which zip member names cannot hold")
+    if "/" in k or "\\" in k:
+        raise ValueError(f"{fname}: the name {k!r} contains a path separator ('/' or '\\'); expected a plain "
+                         "member name (no directories, no '..', not absolute)")
+    try:
+        k.encode("utf8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{fname}: the name {k!r} is not valid Unicode text (a lone surrogate)") from None
+
+
+def _npz_needs_zip64(size: int, compressed: bool) -> bool:
+    """Whether an archive member of ``size`` bytes (.npy header + data) needs zip64 size fields:
+    zipfile cannot know the size of a streamed member in advance and fails when a plain
+    member grows past ``zipfile.ZIP64_LIMIT`` (2 GiB - 1); deflate can grow incompressible
+    data a little, so compressed members are judged by zlib's worst case (``deflateBound``)."""
+    if compressed:
+        size += (size >> 12) + (size >> 14) + (size >> 25) + 64
+    return size > zipfile.ZIP64_LIMIT
 
 
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError,
                struct.error, UnicodeDecodeError, RuntimeError)
 
 
-def load_npz(path: Any) -> dict[str, Tensor]:
+def load_npz(path: Any, *, max_bytes: int | None = None) -> dict[str, Tensor]:
     """Read a NumPy ``.npz`` archive: a dict name -> tensor, in archive order.
 
+    Args:
+        path: the file path.
+        max_bytes: the most bytes the members may decode to, all together
+            (checked against the archive's directory before anything is
+            decompressed; a member cannot decode to more than the directory
+            says).  ``None``: the archive's size plus
+            ``DEFAULT_MAX_EXTRA_BYTES`` (1 GiB), so stored archives load at any
+            size while a small compressed archive cannot inflate to gigabytes.
     Raises:
         ValueError: for a file that is not a zip archive, a corrupt member
-            (bad CRC, truncated data), a member that is not ``.npy``, or a
-            duplicate name.
+            (bad CRC, truncated data), a member that is not ``.npy``, a
+            duplicate name, or members larger than ``max_bytes``.
+        OSError: a missing or unreadable file.
 
     >>> import os, tempfile, numpy as np, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "a.npz"); np.savez(p, x=np.arange(3))
@@ -488,19 +654,22 @@ def load_npz(path: Any) -> dict[str, Tensor]:
     out: dict[str, Tensor] = {}
     fh = open(p, "rb")  # a missing file is an OSError; after this, OSError means a corrupt archive
     try:
-        with fh, zipfile.ZipFile(fh, "r") as zf:
-            for info in zf.infolist():
-                if info.is_dir():
-                    continue
-                name = info.filename
-                if not name.endswith(".npy"):
-                    raise ValueError(f"{fname}: {p!r}: member {name!r} is not a .npy file")
-                key = name[:-4]
-                if key in out:
-                    raise ValueError(f"{fname}: {p!r}: member {name!r} appears twice")
-                with zf.open(info) as m:
-                    out[key] = _read_npy_stream(m, fname, f"{p!r} member {name!r}", None, info.file_size,
-                                                trusted=False)
+        with fh:
+            limit = _limit(max_bytes, fname, os.fstat(fh.fileno()).st_size)
+            with zipfile.ZipFile(fh, "r") as zf:
+                infos = [i for i in zf.infolist() if not i.is_dir()]
+                _check_limit(sum(i.file_size for i in infos), limit, max_bytes, fname, repr(p),
+                             f"the {len(infos)} member(s) decompressed")
+                for info in infos:
+                    name = info.filename
+                    if not name.endswith(".npy"):
+                        raise ValueError(f"{fname}: {p!r}: member {name!r} is not a .npy file")
+                    key = name[:-4]
+                    if key in out:
+                        raise ValueError(f"{fname}: {p!r}: member {name!r} appears twice")
+                    with zf.open(info) as m:
+                        out[key] = _read_npy_stream(m, fname, f"{p!r} member {name!r}", None, info.file_size,
+                                                    trusted=False)
     except (*_ZIP_ERRORS, OSError) as e:
         raise ValueError(f"{fname}: {p!r} is not a valid .npz archive: {e}") from None
     return out
@@ -580,19 +749,28 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = False) -> Any:
+def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = False, *,
+                     max_bytes: int | None = None, max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> Any:
     """Read a safetensors file: a dict name -> tensor, in header order.
 
     Args:
         path: the file path.
         mmap: memory-map the file read-only instead of reading it.
         return_metadata: also return the ``__metadata__`` dict (``{}`` if absent).
+        max_bytes: the most bytes of tensor data to read into memory (checked
+            before anything is allocated).  ``None``: no limit beyond the file's
+            own size (the format stores its data as is).  Ignored with ``mmap``.
+        max_header_bytes: the largest JSON header accepted (default
+            ``DEFAULT_MAX_HEADER_BYTES``, 16 MiB: parsing costs ~30 times the
+            header's size in memory); at most the format's own 100,000,000.
     Returns:
         ``tensors`` or ``(tensors, metadata)``.
     Raises:
-        ValueError: truncated file, header length beyond the file, invalid
-            JSON, unknown dtype, offsets that do not match the shape, overlap,
-            leave holes or run past the data, invalid bool bytes.
+        ValueError: truncated file, header length beyond the file or the
+            limit, invalid JSON, unknown dtype, a shape no array can have,
+            offsets that do not match the shape, overlap, leave holes or run
+            past the data, invalid bool bytes, data above ``max_bytes``.
+        OSError: a missing or unreadable file.
 
     >>> import os, tempfile, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors")
@@ -603,20 +781,30 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
     fname = "load_safetensors"
     p = _path(path, fname)
     where = repr(p)
+    limit = _limit(max_bytes, fname, None)
+    if (isinstance(max_header_bytes, builtins.bool) or not isinstance(max_header_bytes, numbers.Integral)):
+        raise TypeError(f"{fname}: max_header_bytes must be an int, got {type(max_header_bytes).__name__}")
+    if not 0 <= max_header_bytes <= _MAX_ST_HEADER:
+        raise ValueError(f"{fname}: max_header_bytes must be in [0, {_MAX_ST_HEADER}] (the format's limit), "
+                         f"got {max_header_bytes}")
     with open(p, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < 8:
             raise ValueError(f"{fname}: {where} is truncated: {size} bytes, a safetensors file starts with an "
                              "8-byte header length")
         n = struct.unpack("<Q", f.read(8))[0]
-        if n > size - 8 or n > _MAX_ST_HEADER:
+        if n > size - 8:
             raise ValueError(f"{fname}: {where} is not a valid safetensors file: header length {n} exceeds the "
                              f"file ({size} bytes)")
-        hb = f.read(n)
+        if n > max_header_bytes:
+            raise ValueError(f"{fname}: {where}: the JSON header has {n} bytes, more than max_header_bytes="
+                             f"{max_header_bytes}; pass a larger max_header_bytes to load a file you trust")
+        hb = _read_exact(f, n, fname, where, "header")
         if mmap:
             buf: Any = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ) if size > 8 + n else bytearray()
             base = 8 + n
         else:
+            _check_limit(size - 8 - n, limit, max_bytes, fname, where, "the data")
             buf = bytearray(size - 8 - n)
             if f.readinto(buf) != len(buf):
                 raise ValueError(f"{fname}: {where} is truncated")
@@ -643,9 +831,9 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
         if d is None:
             raise ValueError(f"{fname}: {where}: entry {k!r} has unsupported dtype {e['dtype']!r}")
         shape = e["shape"]
-        if (not isinstance(shape, list) or len(shape) > 64
-                or not all(type(s) is int and s >= 0 for s in shape)):
+        if not isinstance(shape, list):
             raise ValueError(f"{fname}: {where}: entry {k!r} has bad shape {shape!r:.80}")
+        _check_shape(shape, d, fname, where, f"entry {k!r} has bad shape")
         offs = e["data_offsets"]
         if (not isinstance(offs, list) or len(offs) != 2 or not all(type(o) is int for o in offs)
                 or not 0 <= offs[0] <= offs[1] <= data_len):
@@ -725,18 +913,30 @@ def save_txt(path: Any, t: Any, delimiter: str = " ") -> None:
     if (not isinstance(delimiter, str) or not delimiter or delimiter.strip() and
             any(c.isalnum() or c in "+-.#()_" for c in delimiter) or "\n" in delimiter or "\r" in delimiter):
         raise ValueError(f"{fname}: bad delimiter {delimiter!r}")
-    d = t._dtype
-    vals = t._backend.to_list(t._data)
-    if t.ndim == 0:
-        rows = [[vals]]
-    elif t.ndim == 1:
-        rows = [[v] for v in vals]
-    else:
-        rows = vals
-    lines = [f"{_TXT_TAG} dtype={d.name} shape={t.shape}\n"]
-    lines += [delimiter.join(_fmt_value(v, d) for v in row) + "\n" for row in rows]
-    data = "".join(lines).encode("utf8")
-    _atomic_write(path, fname, lambda f: f.write(data))
+    d, be, h = t._dtype, t._backend, t._data
+
+    def write(f: Any) -> None:  # blocks of ~64K values: no Python list of every value
+        f.write(f"{_TXT_TAG} dtype={d.name} shape={t.shape}\n".encode("utf8"))
+        if t.ndim == 0:
+            f.write((_fmt_value(be.to_list(h), d) + "\n").encode("utf8"))
+            return
+        nrows = t.shape[0]
+        ncols = t.shape[1] if t.ndim == 2 else 1
+        step = max(1, _TXT_BLOCK // max(1, ncols))
+        rest = tuple(slice(0, s, 1) for s in t.shape[1:])
+        for i in range(0, nrows, step):
+            vals = be.to_list(be.view_index(h, (slice(i, min(nrows, i + step), 1),) + rest))
+            if t.ndim == 1:
+                lines = [_fmt_value(v, d) + "\n" for v in vals]
+            else:
+                lines = [delimiter.join([_fmt_value(v, d) for v in row]) + "\n" for row in vals]
+            f.write("".join(lines).encode("utf8"))
+
+    _atomic_write(path, fname, write)
+
+
+#: values per block when text is written or parsed
+_TXT_BLOCK = 1 << 16
 
 
 def _parse_value(s: str, d: DType, fname: str, where: str) -> Any:
@@ -757,21 +957,32 @@ def _parse_value(s: str, d: DType, fname: str, where: str) -> Any:
         raise ValueError(f"{fname}: {where}: {s!r} is not a valid {d} value") from None
 
 
-def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comments: str = "#") -> Tensor:
+def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comments: str = "#", *,
+             max_bytes: int | None = None) -> Tensor:
     """Read a text file of numbers (one row per line) into a tensor.
+
+    The file is streamed: values are parsed and packed into the tensor's buffer
+    in blocks, so memory holds one row of text plus the result (not a Python
+    list of every value).
 
     Args:
         path: the file path.
         dtype: element type (default: the file's ``# runetensor:`` line, else float64).
         delimiter: value separator (default: any whitespace).
         comments: lines starting with this (after spaces) are skipped.
+        max_bytes: the most bytes of tensor data to build (checked against the
+            ``# runetensor:`` shape before reading on, and while reading).
+            ``None``: the file's size plus ``DEFAULT_MAX_EXTRA_BYTES`` (1 GiB).
     Returns:
         With a ``# runetensor:`` line, the saved shape; otherwise 2-D
         ``(rows, columns)``, squeezed as NumPy's ``loadtxt`` does (one column
         or one row gives 1-D, a single value 0-d).
     Raises:
         ValueError: for ragged rows, unparsable values, values out of range
-            for ``dtype``, or a value count that does not match the saved shape.
+            for ``dtype``, a malformed ``# runetensor:`` line or one whose
+            shape no array can have, a value count that does not match the
+            saved shape, or data above ``max_bytes``.
+        OSError: a missing or unreadable file.
 
     >>> import os, tempfile, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "t.txt")
@@ -782,59 +993,111 @@ def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comment
     """
     fname = "load_txt"
     p = _path(path, fname)
+    where = repr(p)
     want = _dtype_arg(dtype, fname)
     saved_dtype: DType | None = None
     saved_shape: tuple[int, ...] | None = None
-    rows: list[list[str]] = []
+    be = get_backend()
+    pack: _TxtPacker | None = None
+    nrows = 0
+    ncols: int | None = None
     try:
         with open(p, "r", encoding="utf8") as f:
-            for lineno, line in enumerate(f, 1):
+            limit = _limit(max_bytes, fname, os.fstat(f.fileno()).st_size)
+            for line in f:
                 s = line.strip()
-                if s.startswith(_TXT_TAG) and saved_shape is None and not rows:
-                    saved_dtype, saved_shape = _parse_tag(s, fname, repr(p))
+                if s.startswith(_TXT_TAG) and saved_shape is None and pack is None:
+                    saved_dtype, saved_shape = _parse_tag(s, fname, where)
+                    dd = want or saved_dtype
+                    _check_shape(saved_shape, dd, fname, where, "the '# runetensor:' line has shape")
+                    _check_limit(math.prod(saved_shape) * dd.itemsize, limit, max_bytes, fname, where,
+                                 f"the saved shape {saved_shape} of {dd}")
                     continue
-                if not s or (comments and s.startswith(comments)):
-                    if not s and saved_shape is not None and len(saved_shape) == 2 and saved_shape[1] == 0:
-                        rows.append([])
+                blank_row = not s and saved_shape is not None and len(saved_shape) == 2 and saved_shape[1] == 0
+                if not blank_row and (not s or (comments and s.startswith(comments))):
                     continue
-                rows.append(s.split(delimiter) if delimiter is not None else s.split())
+                if pack is None:
+                    pack = _TxtPacker(be, want or saved_dtype or D.float64, limit, max_bytes, fname, where,
+                                      math.prod(saved_shape) if saved_shape is not None else None)
+                r = [] if blank_row else s.split(delimiter) if delimiter is not None else s.split()
+                nrows += 1
+                if ncols is None:
+                    ncols = len(r)
+                elif len(r) != ncols:
+                    raise ValueError(f"{fname}: {where}: row {nrows} has {len(r)} values, the first row has {ncols}")
+                pack.add([x.strip() for x in r] if delimiter is not None else r, nrows)
     except UnicodeDecodeError:
         raise ValueError(f"{fname}: {p!r} is not a UTF-8 text file") from None
     d = want or saved_dtype or D.float64
-    flat: list[Any] = []
-    ncols = None
-    for i, r in enumerate(rows):
-        r = [x.strip() for x in r]
-        if ncols is None:
-            ncols = len(r)
-        elif len(r) != ncols:
-            raise ValueError(f"{fname}: {p!r}: row {i + 1} has {len(r)} values, the first row has {ncols}")
-        flat += [_parse_value(x, d, fname, f"{p!r} row {i + 1}") for x in r]
+    count = 0
+    buf = bytearray()
+    if pack is not None:
+        buf, count = pack.finish()
     if saved_shape is not None:
         shape = saved_shape
         rows_want, cols_want = (shape[0], shape[1]) if len(shape) == 2 else (shape[0] if shape else 1, 1)
-        if rows and (len(rows) != rows_want or (ncols or 0) != cols_want):
-            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} but the file has {len(rows)} row(s) "
+        if nrows and (nrows != rows_want or (ncols or 0) != cols_want):
+            raise ValueError(f"{fname}: {where}: the header says shape {shape} but the file has {nrows} row(s) "
                              f"of {ncols} value(s)")
-        if math.prod(shape) != len(flat):
-            raise ValueError(f"{fname}: {p!r}: the header says shape {shape} ({math.prod(shape)} values) but the file "
-                             f"holds {len(flat)}")
+        if math.prod(shape) != count:
+            raise ValueError(f"{fname}: {where}: the header says shape {shape} ({math.prod(shape)} values) but the "
+                             f"file holds {count}")
     else:
-        nr, nc = len(rows), ncols or 0
-        shape = tuple(s for s in (nr, nc) if s != 1) if nr and nc else (nr, nc) if nr else (0,)
-    be = get_backend()
-    try:
-        h, _ = be.asarray(flat, d, None)
-    except (OverflowError, ValueError, TypeError) as e:
-        raise ValueError(f"{fname}: {p!r}: a value is out of range for {d}: {e}") from None
-    if d.kind in "iu" and flat:
-        lo, hi = min(flat), max(flat)
-        from ._creation import int_range
-        rlo, rhi = int_range(d)
-        if lo < rlo or hi > rhi:
-            raise ValueError(f"{fname}: {p!r}: value {lo if lo < rlo else hi} is out of range for {d}")
-    r = be.reshape(h, shape)
-    return wrap(r, d, be)
+        nc = ncols or 0
+        shape = tuple(s for s in (nrows, nc) if s != 1) if nrows and nc else (nrows, nc) if nrows else (0,)
+    if count == 0:
+        return wrap(be.empty(shape, d), d, be)
+    return wrap(be.from_buffer(buf, d, shape, 0), d, be)
+
+
+class _TxtPacker:
+    """Parses the values of text rows and packs them, a block at a time, into one bytearray
+    (native byte order), checking ranges and the byte limit as it goes."""
+
+    def __init__(self, be: Any, d: DType, limit: int | None, max_bytes: Any, fname: str, where: str,
+                 expected: int | None) -> None:
+        self.be, self.d, self.limit, self.max_bytes = be, d, limit, max_bytes
+        self.fname, self.where, self.expected = fname, where, expected
+        self.buf = bytearray()
+        self.pending: list[Any] = []
+        self.count = 0
+        if d.kind in "iu":
+            from ._creation import int_range
+            self.range: tuple[int, int] | None = int_range(d)
+        else:
+            self.range = None
+
+    def add(self, texts: list[str], row: int) -> None:
+        d, fname, where = self.d, self.fname, self.where
+        self.pending += [_parse_value(x, d, fname, f"{where} row {row}") for x in texts]
+        self.count += len(texts)
+        if self.expected is not None and self.count > self.expected:
+            raise ValueError(f"{fname}: {where}: the header's shape holds {self.expected} values but the file "
+                             f"holds more (row {row})")
+        _check_limit(self.count * d.itemsize, self.limit, self.max_bytes, fname, where,
+                     f"{self.count} values of {d} (and counting)")
+        if len(self.pending) >= _TXT_BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        vals, d, fname, where = self.pending, self.d, self.fname, self.where
+        if not vals:
+            return
+        if self.range is not None:
+            lo, hi = min(vals), max(vals)
+            if lo < self.range[0] or hi > self.range[1]:
+                raise ValueError(f"{fname}: {where}: value {lo if lo < self.range[0] else hi} is out of range "
+                                 f"for {d}")
+        try:
+            h, _ = self.be.asarray(vals, d, None)
+        except (OverflowError, ValueError, TypeError) as e:
+            raise ValueError(f"{fname}: {where}: a value is out of range for {d}: {e}") from None
+        self.buf += self.be.to_bytes(h)
+        self.pending = []
+
+    def finish(self) -> tuple[bytearray, int]:
+        self.flush()
+        return self.buf, self.count
 
 
 def _parse_tag(s: str, fname: str, where: str) -> tuple[DType, tuple[int, ...]]:
@@ -872,7 +1135,50 @@ _PIL_MODES = {"L": (D.uint8, 1), "LA": (D.uint8, 2), "RGB": (D.uint8, 3), "RGBA"
               "I;16": (D.uint16, 1), "I": (D.int32, 1), "F": (D.float32, 1)}
 
 
-def load_image(path: Any) -> Tensor:
+#: output mode -> bytes per pixel, for the size check before decoding
+_PIL_OUT_BYTES = {"L": 1, "LA": 2, "RGB": 3, "RGBA": 4, "I;16": 2, "I": 4, "F": 4}
+
+
+def _pil_out_mode(mode: str, info: Mapping[str, Any]) -> str:
+    """The mode :func:`load_image` returns for an image of Pillow mode ``mode``."""
+    if mode in ("I;16", "I;16L"):
+        return "I;16"
+    if mode in _PIL_MODES:
+        return mode
+    if mode == "1":
+        return "L"
+    if mode == "P" and "transparency" in info or mode in ("PA", "RGBa", "La"):
+        return "RGBA"
+    return "RGB"
+
+
+def _decode_error(e: BaseException) -> bool:
+    """Whether an exception from Pillow means "not a readable image" (rather than an I/O error
+    of the disk, which has an errno and stays an OSError, or a MemoryError)."""
+    if isinstance(e, MemoryError):
+        return False
+    if isinstance(e, OSError):
+        return e.errno is None
+    return isinstance(e, Exception)
+
+
+class _CappedReader:
+    """A file whose ``read(n)`` never asks for more than what is left of the file: Python's
+    buffered ``read(n)`` allocates ``n`` bytes up front, and image decoders pass sizes read
+    from the file (a corrupt chunk length of 4 GB would allocate 4 GB for a 200-byte file)."""
+
+    def __init__(self, f: Any, size: int) -> None:
+        self._f, self._size = f, size
+
+    def read(self, n: int | None = -1) -> bytes:
+        left = max(0, self._size - self._f.tell())
+        return self._f.read(left if n is None or n < 0 else min(n, left))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+
+def load_image(path: Any, *, max_bytes: int | None = None) -> Tensor:
     """Read a PNG or JPEG (any format Pillow reads) as a ``(H, W)`` or ``(H, W, C)`` tensor.
 
     Modes: grayscale ``L`` -> uint8 ``(H, W)``; ``LA``/``RGB``/``RGBA`` ->
@@ -880,9 +1186,18 @@ def load_image(path: Any) -> Tensor:
     ``I``/``F`` -> int32/float32 ``(H, W)``; palette and other modes are
     converted to RGB (RGBA when transparent).
 
+    Args:
+        path: the file path.
+        max_bytes: the most bytes of pixels to decode, checked against the
+            image's header before decoding.  ``None``: the file's size plus
+            ``DEFAULT_MAX_EXTRA_BYTES`` (1 GiB).  Pillow's own decompression
+            bomb limit (``Image.MAX_IMAGE_PIXELS``) applies as well.
     Raises:
         ImportError: if Pillow (the extra ``image``) is missing.
-        ValueError: for a file that is not a readable image (unknown format, truncated, corrupt).
+        ValueError: for a file that is not a readable image (unknown format,
+            truncated, corrupt, a decompression bomb) or larger than ``max_bytes``.
+        OSError: a missing or unreadable file (``FileNotFoundError``...), as
+            with the other loaders.
 
     >>> import os, tempfile, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "i.png")
@@ -894,29 +1209,32 @@ def load_image(path: Any) -> Tensor:
     fname = "load_image"
     Image = _pil(fname)
     p = _path(path, fname)
-    try:
-        with Image.open(p) as im:
-            im.load()
-            mode = im.mode
-            if mode in ("I;16", "I;16L"):
-                mode = "I;16"
-                im2 = im
-            elif mode in _PIL_MODES:
-                im2 = im
-            elif mode == "1":
-                im2, mode = im.convert("L"), "L"
-            elif mode == "P" and "transparency" in im.info or mode in ("PA", "RGBa", "La"):
-                im2, mode = im.convert("RGBA"), "RGBA"
-            else:
-                im2, mode = im.convert("RGB"), "RGB"
-            w, h = im2.size
-            raw = im2.tobytes("raw", "I;16" if mode == "I;16" else mode)
-    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as e:
-        raise ValueError(f"{fname}: {p!r} is not a readable image: {e}") from None
+    where = repr(p)
+    with open(p, "rb") as f:  # a missing or unreadable file is an OSError, as for every loader
+        size = os.fstat(f.fileno()).st_size
+        limit = _limit(max_bytes, fname, size)
+        try:
+            with Image.open(_CappedReader(f, size)) as im:
+                mode = _pil_out_mode(im.mode, im.info)
+                w, h = im.size
+                _check_limit(w * h * _PIL_OUT_BYTES[mode], limit, max_bytes, fname, where,
+                             f"a {w}x{h} {mode} image")
+                im.load()
+                im2 = im if mode == im.mode or mode == "I;16" else im.convert(mode)
+                w, h = im2.size
+                raw = im2.tobytes("raw", mode)
+        except ValueError as e:
+            if str(e).startswith(fname + ":"):
+                raise
+            raise ValueError(f"{fname}: {where} is not a readable image: {e}") from None
+        except BaseException as e:
+            if not _decode_error(e):
+                raise
+            raise ValueError(f"{fname}: {where} is not a readable image: {type(e).__name__}: {e}") from None
     d, c = _PIL_MODES[mode]
     shape = (h, w) if c == 1 else (h, w, c)
     if len(raw) != math.prod(shape) * d.itemsize:  # pragma: no cover  (Pillow guarantees this)
-        raise ValueError(f"{fname}: {p!r}: decoded {len(raw)} bytes for a {shape} {d} image")
+        raise ValueError(f"{fname}: {where}: decoded {len(raw)} bytes for a {shape} {d} image")
     be = get_backend()
     buf = bytearray(raw)
     if not _LITTLE and d.itemsize > 1:  # pragma: no cover
@@ -924,19 +1242,31 @@ def load_image(path: Any) -> Tensor:
     return wrap(_view(be, buf, d, shape, 0), d, be)
 
 
+_IMAGE_EXT = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".bmp": "BMP", ".gif": "GIF", ".tif": "TIFF",
+              ".tiff": "TIFF", ".webp": "WEBP"}
+
+
 def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) -> None:  # noqa: A002
     """Write a uint8 ``(H, W)``, ``(H, W, 1|2|3|4)`` or uint16 ``(H, W)`` tensor as an image, atomically.
+
+    The image is encoded in memory first, then written like every other
+    format (temporary file, ``fsync``, rename): an encoding problem is a
+    ``ValueError``, a problem of the disk (full, read-only...) an ``OSError``.
 
     Args:
         path: the file path; the format comes from its extension (``.png``,
             ``.jpg``/``.jpeg``) unless ``format`` is given.
         t: the image (rows, columns, channels).
-        format: ``"PNG"`` or ``"JPEG"`` (or another Pillow format name).
-        quality: JPEG quality 1..95.
+        format: ``"PNG"`` or ``"JPEG"`` (or another format Pillow writes).
+        quality: JPEG quality, an int from 1 to 100 (Pillow advises at most 95);
+            checked for every format, used by JPEG.
     Raises:
         ImportError: if Pillow is missing.
-        TypeError: for a dtype other than uint8 (or uint16 grayscale).
-        ValueError: for a bad shape, unknown format, or alpha/16-bit data in a JPEG.
+        TypeError: for a dtype other than uint8 (or uint16 grayscale), or a
+            non-int ``quality``.
+        ValueError: for a bad shape, an unknown format, alpha/16-bit data in a
+            JPEG, a ``quality`` outside 1..100, or data the encoder refuses.
+        OSError: when the file cannot be written.
 
     >>> import os, tempfile, runetensor as rt, runetensor.io as rio
     >>> p = os.path.join(tempfile.mkdtemp(), "g.jpg")
@@ -948,16 +1278,24 @@ def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) 
     Image = _pil(fname)
     t = _tensor(t, fname)
     p = _path(path, fname)
+    if isinstance(quality, builtins.bool) or not isinstance(quality, numbers.Integral):
+        raise TypeError(f"{fname}: quality must be an int from 1 to 100, got {type(quality).__name__} {quality!r:.40}")
+    if not 1 <= quality <= 100:
+        raise ValueError(f"{fname}: quality must be from 1 to 100, got {quality}")
     fmt = format
     if fmt is None:
-        ext = os.path.splitext(p)[1].lower()
-        fmt = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".bmp": "BMP", ".gif": "GIF", ".tif": "TIFF",
-               ".tiff": "TIFF", ".webp": "WEBP"}.get(ext)
+        fmt = _IMAGE_EXT.get(os.path.splitext(os.fsdecode(p))[1].lower())
         if fmt is None:
             raise ValueError(f"{fname}: cannot tell the image format from {p!r}; pass format='PNG' or 'JPEG'")
+    if not isinstance(fmt, str):
+        raise TypeError(f"{fname}: format must be a string such as 'PNG', got {type(fmt).__name__}")
     fmt = fmt.upper()
     if fmt == "JPG":
         fmt = "JPEG"
+    Image.init()
+    if fmt not in Image.SAVE:
+        raise ValueError(f"{fname}: unknown image format {format!r}; expected one Pillow writes, such as "
+                         "'PNG' or 'JPEG'")
     shape = t.shape
     if t.ndim == 3 and shape[2] == 1:
         shape = shape[:2]
@@ -977,11 +1315,12 @@ def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) 
         raw = _swap(t._backend, raw, D.uint16, t.size)
     im = Image.frombytes(mode, (shape[1], shape[0]), raw)
     kw: dict[str, Any] = {"quality": int(quality)} if fmt == "JPEG" else {}
-
-    def write(f: Any) -> None:
-        try:
-            im.save(f, format=fmt, **kw)
-        except (KeyError, ValueError, OSError) as e:
-            raise ValueError(f"{fname}: cannot write a {mode} image as {fmt}: {e}") from None
-
-    _atomic_write(p, fname, write)
+    out = _io.BytesIO()
+    try:
+        im.save(out, format=fmt, **kw)
+    except BaseException as e:  # the encoder writes to memory: any error here is about the data
+        if not _decode_error(e):
+            raise
+        raise ValueError(f"{fname}: cannot write a {mode} image as {fmt}: {type(e).__name__}: {e}") from None
+    data = out.getbuffer()
+    _atomic_write(p, fname, lambda f: f.write(data))

@@ -43,6 +43,16 @@ def leftovers(d):
     return [f for f in os.listdir(d) if f.endswith(".tmp")]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_directory_fsync():
+    """The property tests here save thousands of files; the directory fsync after each rename
+    (~2 ms on a journaling filesystem) would make this file five times slower.  Durability
+    (fsync of the file, rename, fsync of the directory) is tested in test_io_safety.py."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rio, "_fsync_dir", lambda directory: None)
+        yield
+
+
 # ---------------------------------------------------------------------------
 # .npy
 # ---------------------------------------------------------------------------
