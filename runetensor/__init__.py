@@ -37,3 +37,9 @@ from ._families import load_families as _load_families  # noqa: E402
 __all__ += _load_families(globals())
 __version__ = "0.1.0"
 from . import io  # noqa: E402  (runetensor.io: .npy/.npz, safetensors, text, images)
+from . import _autodiff  # noqa: E402
+from ._autodiff import (check_grads, custom_jvp, custom_vjp, detach, grad, hessian, hvp,  # noqa: E402
+                        jacfwd, jacrev, jvp, linearize, no_grad, register_pytree, stop_gradient,
+                        tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vjp)
+
+__all__ += _autodiff.__all__

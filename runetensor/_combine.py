@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _dtypes as D
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_tensor, attach, on_common, wrap
 from ._validate import (alloc_error, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
                         store_value)
 from ._indexing import _full
@@ -35,12 +35,7 @@ def _tensor_list(ts: Any, fname: str) -> list[Tensor]:
         raise TypeError(f"{fname}: expected a list of tensors, got {type(ts).__name__}") from None
     if not lst:
         raise ValueError(f"{fname}: expected a non-empty list of tensors")
-    out = [_t(x, fname) for x in lst]
-    be = out[0]._backend
-    for x in out:
-        if x._backend is not be:
-            raise ValueError(f"{fname}: tensors live on different backends ({be.name} and {x._backend.name})")
-    return out
+    return on_common(fname, *[_t(x, fname) for x in lst])[1]
 
 
 def _common_dtype(ts: list[Tensor]) -> Any:

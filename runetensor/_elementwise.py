@@ -21,7 +21,7 @@ import builtins
 from typing import Any, Callable
 
 from . import _dtypes as D
-from ._tensor import _PY_SCALARS, Tensor, as_tensor, attach, binary_op, inplace_op, unary_op, wrap
+from ._tensor import _PY_SCALARS, Tensor, as_tensor, attach, binary_op, inplace_op, on_common, unary_op, wrap
 from ._validate import broadcast_shapes
 
 __all__ = [
@@ -561,11 +561,7 @@ def where(cond: Any, if_true: Any, if_false: Any) -> Tensor:
     [0, 2, 0, 4]
     """
     fname = "where"
-    be = None
-    for v in (cond, if_true, if_false):
-        if isinstance(v, Tensor):
-            be = v._backend
-            break
+    be, (cond, if_true, if_false) = on_common(fname, cond, if_true, if_false)
     c = as_tensor(cond, fname, backend=be)
     be = c._backend
     xt, yt = isinstance(if_true, Tensor), isinstance(if_false, Tensor)
@@ -614,8 +610,7 @@ def clamp(t: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 
 
 def _clamp(t: Any, lo: Any, hi: Any, fname: str) -> Tensor:
-    t = as_tensor(t, fname)
-    be = t._backend
+    be, (t, lo, hi) = on_common(fname, as_tensor(t, fname), lo, hi)
     d = t._dtype
     bounds = []
     for v in (lo, hi):

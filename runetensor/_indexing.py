@@ -22,7 +22,7 @@ import operator
 from typing import Any, Sequence
 
 from . import _dtypes as D
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import as_int, normalize_axis, shape_str
 from ._views import check_value_shape, value_handle, write
 
@@ -263,8 +263,10 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool, i
                                 f"None, ..., and integer or boolean tensors/lists are valid indices")
             kt = _key_tensor(k, be, fname)
             if kt._backend is not be:
-                raise ValueError(f"{fname}: index tensor lives on backend {kt._backend.name}, the tensor on "
-                                 f"{be.name}")
+                if higher_backend(be, kt._backend, fname) is be:
+                    kt = wrap(kt._data, kt._dtype, be)  # a lower level's index: a constant here
+                else:
+                    kt = as_level(kt, be, fname)
             kind = kt._dtype.kind
             if kind in "iu":
                 if kt._data.ndim == 0:

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._backend.contract import NumericalFailure
 from ._dtypes import DType
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_tensor, attach, on_common, wrap
 from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis, shape_str, write_out
 
 __all__ = [
@@ -128,10 +128,7 @@ def _swap_last(be: Any, h: Any) -> Any:
 
 
 def _common(a: Any, b: Any, fname: str) -> tuple[Tensor, Tensor, DType]:
-    a = _t(a, fname)
-    b = _t(b, fname)
-    if a._backend is not b._backend:
-        raise ValueError(f"{fname}: operands live on different backends ({a._backend.name} and {b._backend.name})")
+    _, (a, b) = on_common(fname, _t(a, fname), _t(b, fname))
     d = D.promote_types(a._dtype, b._dtype)
     return a, b, d
 
@@ -437,12 +434,9 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     if not operands:
         raise ValueError("einsum: expected at least one operand")
-    ts = [_t(o, "einsum") for o in operands]
-    be = ts[0]._backend
+    be, ts = on_common("einsum", *[_t(o, "einsum") for o in operands])
     d = ts[0]._dtype
     for t in ts[1:]:
-        if t._backend is not be:
-            raise ValueError("einsum: operands live on different backends")
         d = D.promote_types(d, t._dtype)
     spec = _parse_einsum(subscripts, [t.shape for t in ts])
     hs = [_cast_h(t, d) for t in ts]

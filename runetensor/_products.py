@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as D
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_tensor, attach, on_common, wrap
 from ._validate import broadcast_shapes, normalize_axis
 
 __all__ = ["dot", "matmul", "diagonal"]
@@ -21,9 +21,7 @@ def _product(a: Any, b: Any, fname: str) -> Tensor:
     be = a._backend if isinstance(a, Tensor) else b._backend if isinstance(b, Tensor) else None
     a = as_tensor(a, fname, backend=be)
     b = as_tensor(b, fname, backend=a._backend)
-    if a._backend is not b._backend:
-        raise ValueError(f"{fname}: operands live on different backends ({a._backend.name} and {b._backend.name})")
-    be = a._backend
+    be, (a, b) = on_common(fname, a, b)
     sa, sb = a._data.shape, b._data.shape
     if not sa or not sb:
         raise ValueError(f"{fname}: inputs must have at least one dimension, got shapes {sa} and {sb}")

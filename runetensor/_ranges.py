@@ -13,7 +13,7 @@ from typing import Any
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_tensor, attach, on_common, wrap
 from ._validate import alloc_error, as_dtype, as_int, check_alloc, check_count
 
 __all__ = ["eye", "identity", "diag", "linspace", "logspace", "geomspace", "meshgrid", "tril", "triu"]
@@ -361,8 +361,7 @@ def meshgrid(x: Tensor, y: Tensor, indexing: str = "xy") -> tuple[Tensor, Tensor
     for name, t in (("x", x), ("y", y)):
         if t.ndim != 1:
             raise ValueError(f"meshgrid: {name} must be 1-d, got shape {t.shape}")
-    if x._backend is not y._backend:
-        raise ValueError(f"meshgrid: x and y live on different backends ({x._backend.name} and {y._backend.name})")
+    _, (x, y) = on_common("meshgrid", x, y)
     d = D.promote_types(x._dtype, y._dtype)
     be = x._backend
     xh = x._data if x._dtype is d else be.cast(x._data, d)

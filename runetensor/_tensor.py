@@ -18,9 +18,11 @@ from typing import Any, Callable
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType, weak_result
+from ._primitives import BINARY_DERIVS, UNARY_DERIVS
 from ._validate import broadcast_shapes
 
-__all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "inplace_op", "attach", "is_tensor"]
+__all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "inplace_op", "attach", "is_tensor",
+           "common_backend", "writable"]
 
 _bool = D.bool
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -225,39 +227,93 @@ def attach(*names: str) -> Callable[[Callable], Callable]:
 # ---------------------------------------------------------------------------
 # Elementwise dispatch: dtype rules per operation category
 # ---------------------------------------------------------------------------
-#: how each binary op treats dtypes:
+#: how each binary op treats dtypes (read off the primitive table, ``_primitives.BINARY_DERIVS``):
 #:  "num"   numeric, bool allowed (NumPy: add/mul on bool are or/and)
 #:  "int"   numeric, bool operands computed as the default int
 #:  "true"  true division: integer/bool operands computed in the default float
 #:  "real"  real-valued float functions: integer/bool -> default float, complex -> TypeError
+#:  "ord"/"intord"  ordered: complex -> TypeError ("intord": bool computed as the default int)
 #:  "cmp"   comparisons -> bool (ordering of complex is a TypeError)
 #:  "eq"    equality -> bool
 #:  "logic" logical ops -> bool, any dtype
 #:  "bits"  bitwise ops: integers and bool only
 #:  "shift" shifts: integers only
-BINARY_RULES: dict[str, str] = {
-    "add": "num", "mul": "num", "sub": "num", "maximum": "ord", "minimum": "ord",
-    "fmax": "ord", "fmin": "ord",
-    "div": "int", "floordiv": "intord", "mod": "intord", "pymod": "intord", "pow": "int",
-    "truediv": "true", "atan2": "real", "hypot": "real", "copysign": "real",
-    "nextafter": "real", "logaddexp": "real",
-    "lt": "cmp", "le": "cmp", "gt": "cmp", "ge": "cmp", "eq": "eq", "ne": "eq",
-    "logical_and": "logic", "logical_or": "logic", "logical_xor": "logic",
-    "bitwise_and": "bits", "bitwise_or": "bits", "bitwise_xor": "bits",
-    "lshift": "shift", "rshift": "shift",
-}
+BINARY_RULES: dict[str, str] = {op: rule for op, (rule, _) in BINARY_DERIVS.items()}
 _BOOL_RESULT = frozenset({"cmp", "eq", "logic"})
 
-#: unary ops: "float" functions promote integer/bool input to the default float
-UNARY_RULES: dict[str, str] = {
-    **{k: "float" for k in ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-                            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-                            "asinh", "acosh", "atanh")},
-    "neg": "num", "abs": "num", "sign": "num", "square": "num", "recip": "num",
-    "trunc": "realnum", "ceil": "realnum", "floor": "realnum", "round": "realnum", "rint": "realnum",
-    "isnan": "pred", "isinf": "pred", "isfinite": "pred", "signbit": "predreal",
-    "bitwise_not": "bits", "logical_not": "pred", "conj": "num", "real": "part", "imag": "part",
-}
+#: unary ops: "float" functions promote integer/bool input to the default float (read off
+#: ``_primitives.UNARY_DERIVS``)
+UNARY_RULES: dict[str, str] = {op: rule for op, (rule, _, _) in UNARY_DERIVS.items()}
+
+
+def higher_backend(a: Any, b: Any, fname: str) -> Any:
+    """Of two backends on one chain of transformations, the higher level (see ``Backend.level``).
+
+    Raises:
+        ValueError: if they are not on one chain (e.g. NumPy and Dask).
+    """
+    if a is b or b is None:
+        return a
+    if a is None:
+        return b
+    hi, lo = (b, a) if b.level > a.level else (a, b)
+    p = hi
+    while p.level > lo.level:
+        p = p.parent
+    if p is not lo:
+        raise ValueError(f"{fname}: operands live on different backends ({a.name} and {b.name})")
+    return hi
+
+
+def common_backend(fname: str, *xs: Any) -> Any:
+    """The backend to compute on when tensors of several backends meet: the highest
+    transformation level (``Backend.level``), whose primitives take the lower levels' handles as
+    constants.  Non-tensors are ignored; None if there is no tensor.
+
+    Raises:
+        ValueError: if two backends are not on one chain of transformations (e.g. NumPy and Dask).
+    """
+    be = None
+    for x in xs:
+        if isinstance(x, Tensor) and x._backend is not be:
+            be = higher_backend(be, x._backend, fname)
+    return be
+
+
+def on_common(fname: str, *xs: Any) -> tuple[Any, list]:
+    """``(backend, xs)`` with every tensor among ``xs`` on :func:`common_backend` (a tensor of a lower
+    level is re-wrapped, without a copy: the higher level takes its handle as a constant)."""
+    be = common_backend(fname, *xs)
+    return be, [wrap(x._data, x._dtype, be) if isinstance(x, Tensor) and x._backend is not be else x for x in xs]
+
+
+def as_level(t: "Tensor", be: Any, fname: str) -> "Tensor":
+    """``t`` as a tensor of ``be``, a level at or below its own, for values that carry no derivative
+    (integer and bool tensors: indices and masks).
+
+    Raises:
+        ValueError: if ``be`` is not below ``t``'s backend on its chain, or ``t`` carries a derivative.
+    """
+    b, h = t._backend, t._data
+    if b is be:
+        return t
+    if t._dtype.kind in "fc":
+        raise ValueError(f"{fname}: operands live on different backends ({b.name} and {be.name})")
+    while b is not be:
+        if b.level <= be.level or not hasattr(b, "constant_value"):
+            raise ValueError(f"{fname}: operands live on different backends ({t._backend.name} and {be.name})")
+        h = b.constant_value(h)
+        b = b.parent
+    return wrap(h, t._dtype, be)
+
+
+def writable(target: "Tensor", fname: str, *values: Any) -> Any:
+    """The backend to write ``values`` into ``target`` with: :func:`common_backend` of them all.
+
+    Under a transformation that is the transformation's tracer backend even when ``target`` was
+    created outside it; that backend writes constants through and refuses (``ValueError``) to
+    write a differentiated value into such a tensor."""
+    return common_backend(fname, target, *values)
 
 
 def _to_operand(x: Any, fname: str, backend: Any) -> Any:
@@ -288,7 +344,7 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
         xt = True
     if xt and yt:
         if x._backend is not y._backend:
-            raise ValueError(f"{fname}: operands live on different backends ({x._backend.name} and {y._backend.name})")
+            be = common_backend(fname, x, y)
         d = x._dtype if x._dtype is y._dtype else D.promote_types(x._dtype, y._dtype)
     elif xt:
         d = weak_result(x._dtype, y)
@@ -414,6 +470,8 @@ def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = 
             else:
                 return target
     r = binary_op(op, target, value, fname, rule)
+    if r._backend is not be:
+        be = writable(target, fname, r)
     if r._data.shape != td.shape:
         raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {td.shape}")
     if r._dtype is not d:

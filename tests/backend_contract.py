@@ -601,6 +601,20 @@ def check_scatter(be):
     be.scatter(v, (0, H(be, [1], rt.int64)), be.full((), -1, rt.float32))
     a[2, 1] = -1
     eq(N(be, h), a, "scatter into a view writes through")
+    for dt, npdt in ((rt.float64, np.float64), (rt.int32, np.int32), (rt.bfloat16, np.float32)):
+        acc = np.zeros((3, 4), npdt)
+        h = H(be, acc, dt)
+        idx = [2, 0, 2, 2]
+        be.scatter(h, (H(be, idx, rt.int64), slice(0, 4, 1)), H(be, np.arange(16).reshape(4, 4) % 5, dt), "add")
+        np.add.at(acc, (np.array(idx), slice(None)), np.arange(16).reshape(4, 4) % 5)
+        eq(N(be, h).astype(npdt), acc, f"scatter add accumulates duplicates ({dt})")
+
+
+@check("test_any")
+def check_test_any(be):
+    for data, want in (([False, False], False), ([False, True], True), ([[True]], True), (np.zeros((0,), bool), False)):
+        r = be.test_any(H(be, data, rt.bool))
+        assert r is want, f"test_any({data}) = {r!r}, expected {want}"
 
 
 @check("searchsorted")

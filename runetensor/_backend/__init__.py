@@ -6,11 +6,24 @@ the backend that owns their buffer.  Only modules in this package import NumPy
 """
 from __future__ import annotations
 
+import threading
+
 from .contract import Backend
 from .numpy_backend import numpy_backend
 
 _BACKENDS: dict[str, Backend] = {"numpy": numpy_backend}
 _default: list[Backend] = [numpy_backend]
+
+
+class _Active(threading.local):
+    """The transformations running in this thread (innermost last): inside ``rt.grad(f)``,
+    tensors that ``f`` creates belong to the innermost transformation's tracer backend."""
+
+    def __init__(self) -> None:
+        self.stack: list[Backend] = []
+
+
+_active = _Active()
 
 
 def get_backend(name: str | None = None) -> Backend:
@@ -24,7 +37,8 @@ def get_backend(name: str | None = None) -> Backend:
     'numpy'
     """
     if name is None:
-        return _default[0]
+        st = _active.stack
+        return st[-1] if st else _default[0]
     try:
         return _BACKENDS[name]
     except KeyError:

@@ -142,6 +142,11 @@ class Backend(ABC):
 
     #: short name ("numpy", "cupy", "dask")
     name: str = "abstract"
+    #: transformation level: 0 for a backend that computes (NumPy, ...); a tracer backend of a
+    #: transformation (``rt.grad``, ``rt.jvp``...) has its parent's level + 1.  Where operands of
+    #: different levels meet, the frontend computes on the highest one (see ``_tensor.common_backend``),
+    #: whose primitives take the lower levels' handles as constants.
+    level: int = 0
 
     # -- introspection -------------------------------------------------
     @abstractmethod
@@ -320,8 +325,12 @@ class Backend(ABC):
         ...
 
     @abstractmethod
-    def scatter(self, x: Handle, key: tuple, values: Handle) -> None:
-        """``x[key] = values`` in place (values broadcast); last write wins for duplicates."""
+    def scatter(self, x: Handle, key: tuple, values: Handle, mode: str = "set") -> None:
+        """``x[key] = values`` in place (values broadcast, a handle of ``x``'s dtype or a scalar).
+
+        ``mode="set"``: last write wins for duplicate positions; ``mode="add"``: ``x[key] += values``
+        with every duplicate position accumulated (NumPy's ``np.add.at``; the transpose of ``gather``).
+        """
         ...
 
     @abstractmethod
@@ -335,6 +344,17 @@ class Backend(ABC):
     def nonzero(self, x: Handle) -> tuple[Handle, ...]:
         """int64 coordinates of non-zero elements, one handle per axis, row-major order."""
         ...
+
+    def test_any(self, x: Handle) -> bool:
+        """Whether any element of the bool handle ``x`` is true, as a Python bool.
+
+        The one value read the frontend makes only to validate (index bounds, shift counts, the
+        zero test of ``prod``'s derivative), so that a tracer backend can answer it from its
+        values.  Not abstract: the default reduces with ``any`` and reads the result.
+        """
+        if x.size == 0:
+            return False
+        return bool(self.to_list(self.reduce("any", x, tuple(range(x.ndim)), False)))
 
     # -- memory ----------------------------------------------------------------------
     @abstractmethod

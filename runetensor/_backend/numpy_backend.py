@@ -741,8 +741,19 @@ class NumpyBackend(Backend):
         r = x[key]
         return r if type(r) is np.ndarray else np.asarray(r)  # 0-d index arrays give NumPy scalars
 
-    def scatter(self, x, key, values):
-        x[key] = values
+    def scatter(self, x, key, values, mode="set"):
+        if mode == "set":
+            x[key] = values
+            return
+        if mode != "add":
+            raise ValueError(f"scatter: mode must be 'set' or 'add', got {mode!r}")
+        cd = _COMPUTE.get(x.dtype)
+        if cd is None:
+            np.add.at(x, key, values)
+            return
+        tmp = x.astype(cd)  # low precision: accumulate in float32, round once
+        np.add.at(tmp, key, values.astype(cd) if isinstance(values, np.ndarray) else values)
+        x[...] = tmp.astype(x.dtype)
 
     def searchsorted(self, sorted_, values, side):
         cd = _COMPUTE.get(sorted_.dtype)
