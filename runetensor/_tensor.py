@@ -289,7 +289,7 @@ def on_common(fname: str, *xs: Any) -> tuple[Any, list]:
 
 def as_level(t: "Tensor", be: Any, fname: str) -> "Tensor":
     """``t`` as a tensor of ``be``, a level at or below its own, for values that carry no derivative
-    (integer and bool tensors: indices and masks).
+    (indices, masks, constants of a transformation written into a tensor created outside it).
 
     Raises:
         ValueError: if ``be`` is not below ``t``'s backend on its chain, or ``t`` carries a derivative.
@@ -297,12 +297,13 @@ def as_level(t: "Tensor", be: Any, fname: str) -> "Tensor":
     b, h = t._backend, t._data
     if b is be:
         return t
-    if t._dtype.kind in "fc":
-        raise ValueError(f"{fname}: operands live on different backends ({b.name} and {be.name})")
     while b is not be:
         if b.level <= be.level or not hasattr(b, "constant_value"):
             raise ValueError(f"{fname}: operands live on different backends ({t._backend.name} and {be.name})")
-        h = b.constant_value(h)
+        try:
+            h = b.constant_value(h)
+        except ValueError as e:
+            raise ValueError(f"{fname}: {e}") from None
         b = b.parent
     return wrap(h, t._dtype, be)
 

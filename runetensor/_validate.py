@@ -74,6 +74,10 @@ def write_out(r: Tensor, out: Any, fname: str) -> Tensor:
         raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
     if out._dtype is not r._dtype:
         raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
+    if r._backend is not out._backend:
+        from ._tensor import as_level, higher_backend
+        if higher_backend(out._backend, r._backend, fname) is not out._backend:
+            r = as_level(r, out._backend, fname)
     out._backend.assign(out._data, r._data)
     return out
 

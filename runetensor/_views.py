@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from . import _dtypes as D
 from ._dtypes import DType
-from ._tensor import Tensor, as_tensor, attach, wrap
+from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import MAX_RANK, as_dtype, as_int, as_shape, normalize_axes, normalize_axis, shape_str
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
@@ -715,7 +715,10 @@ def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
             return value_handle(value.__index__(), d, be, fname)
         value = as_tensor(value, fname, backend=be)
     if value._backend is not be:
-        raise ValueError(f"{fname}: value lives on backend {value._backend.name}, the target on {be.name}")
+        if higher_backend(be, value._backend, fname) is be:
+            value = wrap(value._data, value._dtype, be)  # a lower level's value: a constant here
+        else:
+            value = as_level(value, be, fname)  # a constant of a transformation, written outside it
     vd = value._dtype
     if vd is d:
         return value._data
@@ -761,8 +764,8 @@ def write(be: Any, dst: Any, value: Any, d: DType, fname: str) -> None:
     try:
         be.assign(dst, v)
     except ValueError as e:
-        raise ValueError(f"{fname}: cannot write into this tensor ({e}); broadcast views are read-only, "
-                         f"copy them first") from None
+        hint = "; broadcast views are read-only, copy them first" if "read-only" in str(e) else ""
+        raise ValueError(f"{fname}: cannot write into this tensor ({e}){hint}") from None
 
 
 @attach()

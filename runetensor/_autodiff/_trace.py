@@ -118,8 +118,16 @@ class TraceBackend(Backend):
         return h, None
 
     def constant_value(self, h: Any) -> Any:
-        """The parent-level value of a handle (for indices and masks, which carry no derivative)."""
-        return self._in(h)[0]
+        """The parent-level value of a handle that carries no derivative (indices, masks, constants).
+
+        Raises:
+            ValueError: if it carries one (it depends on the differentiated inputs).
+        """
+        p, pay = self._in(h)
+        if pay is not None and not state.no_grad:
+            raise ValueError("cannot use a differentiated value outside the differentiated function (write it "
+                             "into a tensor created inside the function, or use rt.stop_gradient)")
+        return p
 
     def _key_in(self, key: tuple) -> tuple:
         return tuple(self._in(k)[0] if _is_handle(k) else k for k in key)
