@@ -326,3 +326,112 @@ def _hp_reduces(ctx):
     a = _f32(ctx, 2000, 5000) if not ctx.quick else _f32(ctx, 200, 5000)
     ra = rt.asarray(a)
     return {"numpy": lambda: a.sum(axis=1), "runetensor": lambda: reduces(ra, [0], rt.sum)}
+
+
+# ---------------------------------------------------------------------------
+# Automatic differentiation (no NumPy column: the target is against PyTorch eager)
+# ---------------------------------------------------------------------------
+KG = 200
+
+
+@workload("grad_tiny", "rt.grad(lambda x: sum(x * x))(x) on 8 float32 (PyTorch: (x*x).sum().backward(); "
+                       "JAX: jax.grad, eager) (time per gradient)", per=KG, target=1.0, target_kind="vs_torch")
+def _grad_tiny(ctx):
+    rt = ctx.rt
+    a = _f32(ctx, 8)
+    impls: dict[str, Callable[[], Any]] = {}
+    ra = rt.asarray(a)
+    g = rt.grad(lambda x: rt.sum(x * x))
+
+    def run_rt():
+        r = None
+        for _ in range(KG):
+            r = g(ra)
+        return r
+    impls["runetensor"] = run_rt
+    if ctx.torch is not None:
+        t = _to_torch(ctx, a).requires_grad_(True)
+
+        def run_torch():
+            for _ in range(KG):
+                t.grad = None
+                (t * t).sum().backward()
+            return t.grad
+        impls["torch"] = run_torch
+    if ctx.jnp is not None:
+        import jax
+        ja = ctx.jnp.asarray(a)
+        jg = jax.grad(lambda x: (x * x).sum())
+
+        def run_jax():
+            r = None
+            for _ in range(KG):
+                r = jg(ja)
+            r.block_until_ready()
+            return r
+        impls["jax"] = run_jax
+    return impls
+
+
+def _mlp_data(ctx):
+    np = ctx.np
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((128, 784), dtype=np.float32)
+    labels = rng.integers(0, 10, 128)
+    onehot = np.zeros((128, 10), np.float32)
+    onehot[np.arange(128), labels] = 1
+    w1 = (rng.standard_normal((784, 256), dtype=np.float32) * 0.05).astype(np.float32)
+    b1 = np.zeros(256, np.float32)
+    w2 = (rng.standard_normal((256, 10), dtype=np.float32) * 0.05).astype(np.float32)
+    b2 = np.zeros(10, np.float32)
+    return x, onehot, (w1, b1, w2, b2)
+
+
+@workload("mlp_step", "forward + backward of a 784-256-10 float32 MLP (relu, softmax cross-entropy), "
+                      "batch 128 (PyTorch eager; JAX: jit of grad)", target=1.2, target_kind="vs_torch")
+def _mlp_step(ctx):
+    rt = ctx.rt
+    x, onehot, params = _mlp_data(ctx)
+    impls: dict[str, Callable[[], Any]] = {}
+    rx, ry = rt.asarray(x), rt.asarray(onehot)
+    rp = tuple(rt.asarray(p) for p in params)
+
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = rt.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        m = rt.max(z, axes=[1], keepdims=True)
+        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
+        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    g = rt.grad(loss)
+    impls["runetensor"] = lambda: g(rp, rx, ry)
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tx, ty = torch.from_numpy(x), torch.from_numpy(onehot)
+        tp = [torch.from_numpy(p.copy()).requires_grad_(True) for p in params]
+
+        def run_torch():
+            for p in tp:
+                p.grad = None
+            w1, b1, w2, b2 = tp
+            h = torch.relu(tx @ w1 + b1)
+            z = h @ w2 + b2
+            lse = torch.logsumexp(z, dim=1, keepdim=True)
+            (lse - (z * ty).sum(dim=1, keepdim=True)).mean().backward()
+            return [p.grad for p in tp]
+        impls["torch"] = run_torch
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, jy = jnp.asarray(x), jnp.asarray(onehot)
+        jp = tuple(jnp.asarray(p) for p in params)
+
+        def jloss(p, x, y):
+            w1, b1, w2, b2 = p
+            h = jnp.maximum(x @ w1 + b1, 0.0)
+            z = h @ w2 + b2
+            lse = jax.nn.logsumexp(z, axis=1, keepdims=True)
+            return jnp.mean(lse - jnp.sum(z * y, axis=1, keepdims=True))
+        jg = jax.jit(jax.grad(jloss))
+        impls["jax"] = _jax(ctx, lambda: jg(jp, jx, jy))
+    return impls

@@ -102,57 +102,104 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False, _parent: Backend | No
     >>> print(f_vjp(rt.asarray([1., 10., 100.]))[0])
     [2, 40, 600]
     """
-    leaves, tree = tree_flatten(primals)
-    ts = [_diff_tensor(x, "vjp", i) for i, x in enumerate(leaves)]
-    P = _top(ts, _parent)
+    tr = _trace_rev(f, primals, has_aux, _parent, "vjp")
+    out_tree, lows = tr.out_tree, tr.lows
+
+    def vjp_fn(ct: Any) -> tuple:
+        if type(ct) is Tensor and out_tree is _LEAF:
+            c_leaves = [ct]
+        else:
+            c_leaves, c_tree = tree_flatten(ct)
+            if c_tree != out_tree:
+                raise ValueError(f"vjp: the cotangent's structure {c_tree!r} does not match the output's "
+                                 f"{out_tree!r}")
+        cts = [_handle_at(c, lo, tr.P, "vjp", f"the cotangent of output {k}") for k, (c, lo) in
+               enumerate(zip(c_leaves, lows))]
+        return tuple(tree_unflatten(tr.tree, _pull(tr, cts)))
+
+    res = lows[0] if out_tree is _LEAF else tree_unflatten(out_tree, lows)
+    return (res, vjp_fn, tr.aux) if has_aux else (res, vjp_fn)
+
+
+_LEAF = tree_flatten(0)[1]
+_TUPLE_TREES: dict[int, Any] = {}
+
+
+def _flat_args(primals: tuple) -> tuple[list, Any]:
+    """``tree_flatten(primals)``, with a shortcut for a tuple of tensors."""
+    for p in primals:
+        if type(p) is not Tensor:
+            return tree_flatten(primals)
+    n = len(primals)
+    tree = _TUPLE_TREES.get(n)
+    if tree is None:
+        tree = _TUPLE_TREES[n] = tree_flatten(tuple(range(n)))[1]
+    return list(primals), tree
+
+
+class _Traced:
+    """A function traced in reverse mode: what ``_pull`` needs to compute cotangents."""
+
+    __slots__ = ("B", "P", "ts", "tree", "nodes", "lows", "pays", "out_tree", "aux")
+
+
+def _trace_rev(f: Callable, primals: tuple, has_aux: bool, parent: Backend | None, fname: str) -> _Traced:
+    leaves, tree = _flat_args(primals)
+    ts = [x if type(x) is Tensor and x._dtype.kind in "fc" else _diff_tensor(x, fname, i)
+          for i, x in enumerate(leaves)]
+    P = _top(ts, parent)
     B = ReverseBackend(P)
     ins = [wrap(B.new_input(t._data), t._dtype, B) for t in ts]
-    state.stack.append(B)
+    stack = state.stack
+    stack.append(B)
     try:
-        out = f(*tree_unflatten(tree, ins))
+        out = f(*ins) if tree is _TUPLE_TREES.get(len(ins)) else f(*tree_unflatten(tree, ins))
     finally:
-        state.stack.pop()
-    aux = None
+        stack.pop()
+    tr = _Traced()
+    tr.aux = None
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise TypeError("vjp: with has_aux=True the function must return a pair (output, aux)")
+            raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
         out, aux = out
-        aux = _lower_tree(aux, B)
-    out_leaves, out_tree = tree_flatten(out)
+        tr.aux = _lower_tree(aux, B)
+    if type(out) is Tensor:
+        out_leaves, out_tree = [out], _LEAF
+    else:
+        out_leaves, out_tree = tree_flatten(out)
     lows = []
     pays = []
     for o in out_leaves:
         if not isinstance(o, Tensor):
-            o = as_tensor(o, "vjp")
+            o = as_tensor(o, fname)
         lo, pay = _lower(o, B)
         lows.append(lo)
         pays.append(pay)
-    nodes = [i._data.payload[0] for i in ins]
+    tr.B, tr.P, tr.ts, tr.tree, tr.lows, tr.pays, tr.out_tree = B, P, ts, tree, lows, pays, out_tree
+    tr.nodes = [i._data.payload[0] for i in ins]
+    return tr
 
-    def vjp_fn(ct: Any) -> tuple:
-        c_leaves, c_tree = tree_flatten(ct)
-        if c_tree != out_tree:
-            raise ValueError(f"vjp: the cotangent's structure {c_tree!r} does not match the output's {out_tree!r}")
-        cts = [_handle_at(c, lo, P, "vjp", f"the cotangent of output {k}") for k, (c, lo) in
-               enumerate(zip(c_leaves, lows))]
-        got = B.backward(pays, cts)
-        grads = []
-        for t, n in zip(ts, nodes):
-            slot = got.get(n)
-            g = slot[0] if slot else None
-            if g is None:
-                g = P.full(t.shape, 0, t._dtype)
-            else:
-                g = cast_like(P, g, t._dtype)
-                if not P.is_c_contiguous(g) or any(P.shares_memory(g, c) for c in cts if hasattr(c, "shape")):
-                    g = P.copy(g)
-                if g.shape != t.shape:
-                    g = P.copy(P.expand(g, t.shape))
-            grads.append(wrap(g, t._dtype, P))
-        return tuple(tree_unflatten(tree, grads))
 
-    res = tree_unflatten(out_tree, lows)
-    return (res, vjp_fn, aux) if has_aux else (res, vjp_fn)
+def _pull(tr: _Traced, cts: list) -> list:
+    """The cotangents (tensors at the parent level, one per differentiated leaf) for output cotangents ``cts``."""
+    P = tr.P
+    got = tr.B.backward(tr.pays, cts)
+    grads = []
+    for t, n in zip(tr.ts, tr.nodes):
+        slot = got.get(n)
+        g = slot[0] if slot else None
+        d = t._dtype
+        if g is None:
+            g = P.full(t.shape, 0, d)
+        else:
+            if P.dtype(g) is not d:
+                g = cast_like(P, g, d)
+            if g.shape != t.shape:
+                g = P.copy(P.expand(g, t.shape))
+            elif not P.is_c_contiguous(g) or any(g is c for c in cts):
+                g = P.copy(g)
+        grads.append(wrap(g, d, P))
+    return grads
 
 
 def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False,
@@ -253,21 +300,29 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
     if not callable(f):
         raise TypeError(f"value_and_grad: expected a function, got {type(f).__name__}")
 
+    single = isinstance(argnums, int)
+
     @functools.wraps(f)
     def vg(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(argnums, len(args), "grad")
-        fd, dyn = _partial(f, args, kwargs, nums)
-        r = vjp(fd, *dyn, has_aux=has_aux)
-        out, fn = r[0], r[1]
-        if not isinstance(out, Tensor) or out.shape != ():
-            shape = getattr(out, "shape", type(out).__name__)
+        if single and argnums == 0 and len(args) == 1 and not kwargs:
+            fd, dyn = f, args
+        else:
+            nums = _argnums(argnums, len(args), "grad")
+            fd, dyn = _partial(f, args, kwargs, nums)
+        tr = _trace_rev(fd, dyn, has_aux, None, "grad")
+        out = tr.lows[0] if tr.out_tree is _LEAF else None
+        if out is None or out.shape != ():
+            shape = getattr(out, "shape", None) if out is not None else \
+                tree_unflatten(tr.out_tree, [getattr(o, "shape", None) for o in tr.lows])
             raise TypeError(f"grad: the function must return a scalar tensor (shape ()), got shape {shape}; "
                             "use rt.vjp or rt.jacrev for non-scalar outputs")
         if out._dtype.kind != "f":
             raise TypeError(f"grad: the function must return a real float scalar, got {out._dtype}")
-        g = fn(wrap(out._backend.full((), 1, out._dtype), out._dtype, out._backend))
-        g = g[0] if isinstance(argnums, int) else g
-        return ((out, r[2]), g) if has_aux else (out, g)
+        grads = _pull(tr, [tr.P.full((), 1, out._dtype)])
+        g = grads[0] if single and tr.tree is _TUPLE_TREES.get(1) else tree_unflatten(tr.tree, grads)
+        if single and type(g) is tuple:
+            g = g[0]
+        return ((out, tr.aux), g) if has_aux else (out, g)
     return vg
 
 
