@@ -67,18 +67,8 @@ def _join_along(ts: list[Tensor], axis: int, total: int, d: Any) -> Tensor:
     """Copy ``ts`` (checked: equal shapes off ``axis``, sizes summing to ``total`` on it) side by side
     along ``axis`` into one new buffer of dtype ``d``."""
     be = ts[0]._backend
-    first = ts[0]._data.shape
-    out = be.empty(first[:axis] + (total,) + first[axis + 1:], d)
-    pre = _full(first[:axis])
-    post = _full(first[axis + 1:])
-    pos = 0
-    for x in ts:
-        n = x._data.shape[axis]
-        if n:
-            src = x._data if x._dtype is d else be.cast(x._data, d)
-            be.assign(be.view_index(out, pre + (slice(pos, pos + n, 1),) + post), src)
-        pos += n
-    return wrap(out, d, be)
+    srcs = [x._data if x._dtype is d else be.cast(x._data, d) for x in ts]
+    return wrap(be.concatenate(srcs, axis), d, be)
 
 
 @attach()
@@ -300,18 +290,15 @@ def split(t: Tensor, sections: int | Sequence[int], axis: int = 0) -> list[Tenso
 def _roll1(be: Any, h: Any, shift: int, ax: int) -> Any:
     shape = h.shape
     n = shape[ax]
-    out = be.empty(shape, be.dtype(h))
     if n == 0 or h.size == 0:
-        return out
+        return be.copy(h)
     s = shift % n
+    if s == 0:
+        return be.copy(h)
     pre = _full(shape[:ax])
     post = _full(shape[ax + 1:])
-    if s == 0:
-        be.assign(out, h)
-        return out
-    be.assign(be.view_index(out, pre + (slice(s, n, 1),) + post), be.view_index(h, pre + (slice(0, n - s, 1),) + post))
-    be.assign(be.view_index(out, pre + (slice(0, s, 1),) + post), be.view_index(h, pre + (slice(n - s, n, 1),) + post))
-    return out
+    return be.concatenate([be.view_index(h, pre + (slice(n - s, n, 1),) + post),
+                           be.view_index(h, pre + (slice(0, n - s, 1),) + post)], ax)
 
 
 @attach()
@@ -401,13 +388,12 @@ def pad(t: Tensor, padding: Sequence[tuple[int, int]], value: Any) -> Tensor:
         # a scalar fill value is checked as full() checks it: no silent truncation of 2.5 or NaN
         value = store_value(value, t._dtype, "pad")
     v = value_handle(value, t._dtype, be, "pad")
+    if hasattr(v, "shape") and v.shape != ():
+        raise ValueError(f"pad: the fill value must be a scalar, got shape {shape_str(v.shape)}")
     try:
-        out = be.empty(shp, t._dtype)
+        out = be.pad(t._data, tuple((k.start, n - k.stop) for k, n in zip(key, shp)), v)
     except MemoryError:
         raise alloc_error("pad", shp, t._dtype) from None
-    be.assign(out, v)
-    if t._data.size:
-        be.assign(be.view_index(out, tuple(key)), t._data)
     return wrap(out, t._dtype, be)
 
 

@@ -176,9 +176,7 @@ def _norm_slice(s: _pyslice, n: int, fname: str) -> _pyslice:
 
 
 def _index_range(be: Any, h: Any) -> tuple[int, int]:
-    axes = tuple(range(h.ndim))
-    lo = be.to_list(be.reduce("min", h, axes, False))
-    hi = be.to_list(be.reduce("max", h, axes, False))
+    lo, hi = be.value_range(h)
     return builtins.int(lo), builtins.int(hi)
 
 

@@ -193,6 +193,12 @@ def put_along_add(B, shape, d, g, idx, axis):
     return z
 
 
+def any_true(B, m) -> bool:
+    """Whether any element of the bool handle ``m`` is true (read through ``value_range``)."""
+    r = B.value_range(m)
+    return r is not None and bool(r[1])
+
+
 def is_inexact(d: DType) -> bool:
     return d.kind in "fc"
 
@@ -345,8 +351,10 @@ def _maxmin_partials(greater: str, nan_ignoring: bool):
 
 
 def _atan2_partials(B, x, y, out):
-    den = B.binary("add", B.binary("mul", x, x), B.binary("mul", y, y))
-    return div(B, y, den), div(B, neg(B, x), den)
+    # either operand may be a Python scalar (atan2(x, 2.0)): square it in Python then
+    xh, yh = _h(x), _h(y)
+    den = B.binary("add", B.binary("mul", x, x) if xh else x * x, B.binary("mul", y, y) if yh else y * y)
+    return (div(B, y, den) if xh else None), (div(B, neg(B, x), den) if yh else None)
 
 
 def _hypot_partials(B, x, y, out):
@@ -594,7 +602,7 @@ def _strided_rel(B, x, shape, strides, offset):
     rel = B.binary("sub", B.contiguous(idx), base)
     if idx.size:
         bad = B.binary("logical_or", B.binary("lt", rel, 0), B.binary("ge", rel, x.size))
-        if B.test_any(bad):
+        if any_true(B, bad):
             raise TypeError("as_strided: under differentiation the view must stay within the tensor's own elements")
     return rel
 
@@ -640,18 +648,40 @@ prim("reduce.sum", jvp=_sum_jvp, vjp=_sum_vjp)
 
 def _prod_deriv(B, x, axes):
     """d prod / d x_i = product of the others, exact with zeros (one zero: only it gets a gradient)."""
-    d = B.dtype(x)
     isz = B.binary("eq", x, 0)
     if not B.test_any(isz):
         p = B.reduce("prod", x, axes, True)
         return B.binary("div", B.expand(p, x.shape), x)
-    safe = where(B, isz, 1, x)
-    pnz = B.expand(B.reduce("prod", safe, axes, True), x.shape)
-    cnt = B.expand(B.reduce("sum", B.cast(isz, d if d.kind != "c" else d.real_dtype), axes, True), x.shape)
-    one_zero = B.binary("eq", cnt, 1)
-    no_zero = B.binary("eq", cnt, 0)
-    z = zeros_like(B, pnz)
-    return B.where(isz, B.where(one_zero, pnz, z), B.where(no_zero, B.binary("div", pnz, safe), z))
+    return _prod_others(B, x, axes)
+
+
+def _prod_others(B, x, axes):
+    """At each position, the product over ``axes`` of all the other elements: exclusive running
+    products from both ends (no division, so exact with zeros, and differentiable again: the
+    derivative of the product of the others with respect to a zero is not lost)."""
+    nd = x.ndim
+    axes = tuple(sorted({a % nd for a in axes})) if nd else ()
+    keep = tuple(i for i in range(nd) if i not in axes)
+    perm = keep + axes
+    kshape = tuple(x.shape[i] for i in keep)
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    k = len(kshape)
+    pre = tuple(slice(0, m, 1) for m in kshape)
+    moved = B.permute(x, perm) if perm != tuple(range(nd)) else x
+    flat = reshape(B, moved, kshape + (n,))
+    d = B.dtype(x)
+
+    def exclusive(h):
+        r = B.full(kshape + (n,), 1, d)
+        if n > 1:
+            B.assign(B.view_index(r, pre + (slice(1, n, 1),)), B.view_index(h, pre + (slice(0, n - 1, 1),)))
+        return B.scan("cumprod", r, k)
+    left = exclusive(flat)
+    right = B.flip(exclusive(B.flip(flat, (k,))), (k,))
+    others = reshape(B, B.binary("mul", left, right), tuple(x.shape[i] for i in perm))
+    return B.permute(others, inv_perm(perm)) if perm != tuple(range(nd)) else others
 
 
 prim("reduce.prod",
@@ -697,7 +727,7 @@ def _axis_slice(h, axis, i):
 
 def _cumprod_jvp(B, ts, xs, out, axis):
     x, t = xs[0], ts[0]
-    if not B.test_any(B.binary("eq", x, 0)):
+    if not any_true(B, B.binary("eq", x, 0)):
         return B.binary("mul", out, B.scan("cumsum", B.binary("div", t, x), axis))
     # with zeros: the product rule step by step, T_i = T_(i-1) x_i + out_(i-1) t_i
     r = zeros_like(B, out)
@@ -714,7 +744,7 @@ def _cumprod_jvp(B, ts, xs, out, axis):
 
 def _cumprod_vjp(B, g, xs, out, need, axis):
     x = xs[0]
-    if not B.test_any(B.binary("eq", x, 0)):
+    if not any_true(B, B.binary("eq", x, 0)):
         return (B.binary("div", _rev_cumsum(B, B.binary("mul", g, out), axis), x),)
     # with zeros: S_j = g_j + x_(j+1) S_(j+1) from the end; ct_j = out_(j-1) S_j (out_(-1) = 1)
     n = x.shape[axis]
@@ -795,6 +825,50 @@ prim("assign", write=True)
 
 
 # ---------------------------------------------------------------------------
+# concatenate, pad (functional composites)
+# ---------------------------------------------------------------------------
+def _concat_jvp(B, ts, xs, out, axis):
+    return B.concatenate([t if t is not None else zeros_like(B, x) for t, x in zip(ts, xs)], axis)
+
+
+def _concat_vjp(B, g, xs, out, need, axis):
+    res = []
+    pos = 0
+    for x, nd in zip(xs, need):
+        n = x.shape[axis]
+        res.append(B.view_index(g, tuple(slice(pos, pos + n, 1) if i == axis else slice(0, m, 1)
+                                         for i, m in enumerate(g.shape))) if nd else None)
+        pos += n
+    return tuple(res)
+
+
+prim("concatenate", jvp=_concat_jvp, vjp=_concat_vjp)
+
+
+def _interior(h, x, widths):
+    return tuple(slice(b, b + n, 1) for (b, _), n in zip(widths, x.shape))
+
+
+def _pad_jvp(B, ts, xs, out, widths):
+    x, v = xs
+    t = ts[0] if ts[0] is not None else zeros_like(B, x)
+    return B.pad(t, widths, ts[1] if ts[1] is not None else 0)
+
+
+def _pad_vjp(B, g, xs, out, need, widths):
+    x, v = xs
+    inner = B.view_index(g, _interior(g, x, widths))
+    cv = None
+    if need[1]:
+        all_axes = tuple(range(g.ndim))
+        cv = B.binary("sub", B.reduce("sum", g, all_axes, False), B.reduce("sum", inner, all_axes, False))
+    return (inner if need[0] else None), cv
+
+
+prim("pad", jvp=_pad_jvp, vjp=_pad_vjp)
+
+
+# ---------------------------------------------------------------------------
 # matmul
 # ---------------------------------------------------------------------------
 def _swap(B, h):
@@ -836,7 +910,7 @@ prim("matmul", jvp=_matmul_jvp, vjp=_matmul_vjp)
 
 #: primitives whose every output is a host value or metadata (no handle result to trace)
 HOST_PRIMS = ("dtype", "strides", "offset", "buffer_size", "is_c_contiguous", "shares_memory",
-              "to_host", "to_list", "to_bytes", "dlpack", "dlpack_device", "test_any")
+              "to_host", "to_list", "to_bytes", "dlpack", "dlpack_device", "value_range")
 
 
 # ---------------------------------------------------------------------------

@@ -421,9 +421,7 @@ def _check_shift(s: Any, fname: str) -> None:
     """Shift counts must be non-negative (as Python's ``<<``; NumPy leaves them undefined)."""
     if isinstance(s, Tensor):
         if s._dtype.kind == "i" and s._data.size:
-            be = s._backend
-            neg = be.reduce("any", be.binary("lt", s._data, 0), tuple(range(s._data.ndim)), False)
-            if builtins.bool(be.to_list(neg)):
+            if s._backend.value_range(s._data)[0] < 0:
                 raise ValueError(f"{fname}: shift counts must be >= 0, got a negative count")
     elif s < 0:
         raise ValueError(f"{fname}: shift count must be >= 0, got {s}")

@@ -610,11 +610,38 @@ def check_scatter(be):
         eq(N(be, h).astype(npdt), acc, f"scatter add accumulates duplicates ({dt})")
 
 
-@check("test_any")
-def check_test_any(be):
-    for data, want in (([False, False], False), ([False, True], True), ([[True]], True), (np.zeros((0,), bool), False)):
-        r = be.test_any(H(be, data, rt.bool))
-        assert r is want, f"test_any({data}) = {r!r}, expected {want}"
+@check("concatenate")
+def check_concatenate(be):
+    parts = [np.arange(6).reshape(2, 3), np.arange(3).reshape(1, 3) + 10, np.zeros((0, 3), int)]
+    hs = [H(be, p, rt.int16) for p in parts]
+    r = be.concatenate(hs, 0)
+    handle_ok(be, r, (3, 3), rt.int16, "concatenate")
+    eq(N(be, r), np.concatenate(parts, 0), "concatenate axis 0")
+    eq(N(be, be.concatenate([H(be, p.T, rt.float32) for p in parts[:2]], 1)), np.concatenate([p.T for p in parts[:2]], 1),
+       "concatenate axis 1")
+    assert not be.shares_memory(r, hs[0]), "concatenate returns a fresh handle"
+
+
+@check("pad")
+def check_pad(be):
+    a = np.arange(6).reshape(2, 3)
+    r = be.pad(H(be, a, rt.float64), ((1, 0), (2, 1)), 7.5)
+    handle_ok(be, r, (3, 6), rt.float64, "pad")
+    eq(N(be, r), np.pad(a.astype(float), ((1, 0), (2, 1)), constant_values=7.5), "pad with a scalar")
+    r = be.pad(H(be, a, rt.int32), ((0, 2), (0, 0)), be.full((), -1, rt.int32))
+    eq(N(be, r), np.pad(a, ((0, 2), (0, 0)), constant_values=-1), "pad with a 0-d handle")
+
+
+@check("value_range")
+def check_value_range(be):
+    for data, dt, want in (([False, False], rt.bool, (False, False)), ([False, True], rt.bool, (False, True)),
+                           ([[True]], rt.bool, (True, True)), ([[3, -7], [2, 9]], rt.int64, (-7, 9)),
+                           ([0.5, -1.5], rt.float32, (-1.5, 0.5)), (np.zeros((0,), bool), rt.bool, None)):
+        r = be.value_range(H(be, data, dt))
+        assert r == want and (r is None or all(type(v) is type(w) for v, w in zip(r, want))), \
+            f"value_range({data}) = {r!r}, expected {want}"
+    lo, hi = be.value_range(H(be, [1.0, np.nan], rt.float64))
+    assert lo != lo and hi != hi, "value_range propagates NaN"
 
 
 @check("searchsorted")

@@ -269,8 +269,8 @@ class TraceBackend(Backend):
     def shares_memory(self, a, b):
         return self.parent.shares_memory(self._in(a)[0], self._in(b)[0])
 
-    def test_any(self, x):
-        return self.parent.test_any(self._in(x)[0])
+    def value_range(self, x):
+        return self.parent.value_range(self._in(x)[0])
 
     def to_host(self, x):
         return self.parent.to_host(self._in(x)[0])
@@ -407,6 +407,14 @@ class TraceBackend(Backend):
             if self.parent.is_c_contiguous(p):
                 return x
         return self._apply("contiguous", self.parent.contiguous, (x,))
+
+    def concatenate(self, hs, axis):
+        return self._apply("concatenate", lambda *ps: self.parent.concatenate(list(ps), axis), tuple(hs),
+                           {"axis": axis})
+
+    def pad(self, h, widths, value):
+        widths = tuple(tuple(w) for w in widths)
+        return self._apply("pad", lambda x, v: self.parent.pad(x, widths, v), (h, value), {"widths": widths})
 
     def matmul(self, a, b):
         return self._apply("matmul", self.parent.matmul, (a, b))

@@ -345,16 +345,20 @@ class Backend(ABC):
         """int64 coordinates of non-zero elements, one handle per axis, row-major order."""
         ...
 
-    def test_any(self, x: Handle) -> bool:
-        """Whether any element of the bool handle ``x`` is true, as a Python bool.
+    def value_range(self, x: Handle) -> tuple[Any, Any] | None:
+        """``(min, max)`` of a real or bool handle as Python scalars, None if it is empty.
 
-        The one value read the frontend makes only to validate (index bounds, shift counts, the
-        zero test of ``prod``'s derivative), so that a tracer backend can answer it from its
-        values.  Not abstract: the default reduces with ``any`` and reads the result.
+        The one value read that only validates or chooses a path (index bounds, shift counts, the
+        zero test in ``prod``'s derivative): a tracer backend answers it from its values, a lazy
+        backend computes it.  NaN propagates.  Not abstract: the default reduces and reads.
         """
         if x.size == 0:
-            return False
-        return bool(self.to_list(self.reduce("any", x, tuple(range(x.ndim)), False)))
+            return None
+        axes = tuple(range(x.ndim))
+        if self.dtype(x).kind == "b":
+            return (bool(self.to_list(self.reduce("all", x, axes, False))),
+                    bool(self.to_list(self.reduce("any", x, axes, False))))
+        return self.to_list(self.reduce("min", x, axes, False)), self.to_list(self.reduce("max", x, axes, False))
 
     # -- memory ----------------------------------------------------------------------
     @abstractmethod
@@ -371,6 +375,39 @@ class Backend(ABC):
     def assign(self, dst: Handle, src: Handle | Any) -> None:
         """Write ``src`` (broadcast to ``dst``'s shape, same dtype, or a scalar) into ``dst``."""
         ...
+
+    # -- functional composites: a backend may replace them, a tracer backend gives them rules --
+    def concatenate(self, hs: Sequence[Handle], axis: int) -> Handle:
+        """A fresh handle: ``hs`` (at least one; one dtype and rank, equal shapes off ``axis``)
+        joined along ``axis``.
+
+        Not abstract: the default copies each into a fresh buffer with ``assign``.
+        """
+        first = hs[0].shape
+        total = sum(h.shape[axis] for h in hs)
+        out = self.empty(first[:axis] + (total,) + first[axis + 1:], self.dtype(hs[0]))
+        pre = tuple(slice(0, n, 1) for n in first[:axis])
+        post = tuple(slice(0, n, 1) for n in first[axis + 1:])
+        pos = 0
+        for h in hs:
+            n = h.shape[axis]
+            if n:
+                self.assign(self.view_index(out, pre + (slice(pos, pos + n, 1),) + post), h)
+            pos += n
+        return out
+
+    def pad(self, h: Handle, widths: Sequence[tuple[int, int]], value: Any) -> Handle:
+        """A fresh handle: ``h`` with ``widths[i] = (before, after)`` elements (non-negative ints)
+        of ``value`` (a scalar storable in ``h``'s dtype, or a 0-d handle of it) around dimension ``i``.
+
+        Not abstract: the default fills a fresh buffer and assigns ``h`` into its middle.
+        """
+        shape = tuple(b + n + a for (b, a), n in zip(widths, h.shape))
+        out = self.empty(shape, self.dtype(h))
+        self.assign(out, value)
+        if h.size:
+            self.assign(self.view_index(out, tuple(slice(b, b + n, 1) for (b, _), n in zip(widths, h.shape))), h)
+        return out
 
     # -- products ----------------------------------------------------------------------
     @abstractmethod
