@@ -649,7 +649,7 @@ prim("reduce.sum", jvp=_sum_jvp, vjp=_sum_vjp)
 def _prod_deriv(B, x, axes):
     """d prod / d x_i = product of the others, exact with zeros (one zero: only it gets a gradient)."""
     isz = B.binary("eq", x, 0)
-    if not B.test_any(isz):
+    if not any_true(B, isz):
         p = B.reduce("prod", x, axes, True)
         return B.binary("div", B.expand(p, x.shape), x)
     return _prod_others(B, x, axes)
