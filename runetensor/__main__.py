@@ -2,7 +2,8 @@
 
 Each step shows a line of code and what it prints, as in an interactive session:
 creation, views that share memory, math with broadcasting and promotion,
-reductions, seeded random numbers and the printing rules.
+reductions, gradients, seeded random numbers and the printing rules.  Each value is
+shown as ``str`` shows it (``print(t)``); the last step shows a ``repr``.
 """
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ TOUR: list[tuple[str, list[str]]] = [
         "rt.matmul(t, rt.transpose(t))",
         "rt.exp(rt.linspace(rt.float64, 0., 1., 3))",
         "rt.where(t > 3., t, rt.zeros_like(t))",
+    ]),
+    ("Gradients: rt.grad, rt.jvp, rt.vjp work on anything built from these ops, and nest", [
+        "loss = lambda w: rt.sum(rt.tanh(t @ w) ** 2)",
+        "w = rt.create(rt.float32, [3], [0.1, -0.2, 0.3])",
+        "rt.grad(loss)(w)",
+        "rt.grad(rt.grad(lambda x: x ** 3))(rt.scalar(rt.float64, 2.))",
+        "rt.jvp(rt.sin, (rt.scalar(rt.float64, 0.),), (rt.scalar(rt.float64, 1.),))",
+        "rt.jacrev(lambda x: x * x)(rt.create(rt.float32, [2], [1., 2.]))",
     ]),
     ("Random numbers: counter-based (Philox), reproducible by seed", [
         "rt.rand(rt.float32, [2, 3], seed=42)",

@@ -33,7 +33,27 @@ What every backend guarantees the frontend
 * low-precision floats (float16, bfloat16, float8) compute in float32 and
   round back once, except ``neg``/``abs``, which flip / clear the sign bit
   (IEEE 754: a NaN keeps its payload); integer division or modulo by zero gives 0; integer
-  overflow wraps; no primitive prints warnings or reads outside a buffer.
+  overflow wraps; no primitive prints warnings or reads outside a buffer;
+* one return type per primitive: a handle (``reshape``: a handle or None when the strides
+  cannot express the view), a tuple of handles (``sort``, ``nonzero``, the multi-output
+  ``linalg`` ops), None for the writes (``assign``, ``scatter``), Python values for the host
+  primitives (``to_list``, ``to_bytes``, ``value_range``...);
+* broadcast views (``expand``, zero strides from ``as_strided``) are read-only: writing into
+  one raises ``ValueError``;
+* the exceptions a primitive raises are: ``ValueError`` for a write the buffer refuses
+  (read-only), ``TypeError`` for an op a dtype does not support, ``OverflowError`` for a
+  Python scalar operand out of the dtype's range, :class:`NumericalFailure` from ``linalg``,
+  ``BufferError`` from the DLPack primitives and ``MemoryError`` when an allocation fails;
+  the frontend turns each into its own message naming the user's function.
+
+Backends and levels
+-------------------
+A backend that computes (NumPy; CuPy and Dask to come) has ``level`` 0.  Transformations
+(``rt.grad``, ``rt.jvp``...) are backends too (``runetensor._autodiff``): their handles wrap
+the handles of a *parent* backend, ``level`` is the parent's + 1, and their primitives take
+any lower level's handle as a constant.  When tensors of different levels meet, the frontend
+computes on the highest one (``_tensor.common_backend``).  The derivative rules of each
+primitive are in ``runetensor._primitives``, one entry per primitive.
 
 A backend subclasses :class:`Backend` and implements each method.  The test
 suite ``tests/backend_contract.py`` checks any backend against these rules:
@@ -69,7 +89,7 @@ UNARY_PREDICATES = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_
 BINARY_OPS = (
     "add", "sub", "mul",
     "div",        # true division for inexact types; integers truncate toward zero, x/0 -> 0
-    "floordiv",   # floor division (Python //); integers: x//0 -> 0
+    "floordiv",   # floor division (Python //; floats with an infinite operand: floor(x/y)); integers: x//0 -> 0
     "mod",        # remainder with the dividend's sign (C fmod, the seed's mod_); x%0 -> 0
     "pymod",      # remainder with the divisor's sign (Python %); x%0 -> 0
     "pow", "maximum", "minimum",   # maximum/minimum propagate NaN
