@@ -525,7 +525,10 @@ def as_strided(t: Tensor, shape: Sequence[int], strides: Sequence[int], offset: 
         shape: dimension sizes (non-negative).
         strides: one stride per dimension, in ELEMENTS (negative and zero allowed).
         offset: element offset of the view's first element from the START OF THE
-            BUFFER (not from ``t``'s own offset; see :func:`rt.offset`).
+            BUFFER (not from ``t``'s own offset; see :func:`rt.offset`).  The buffer is
+            the whole items on the grid through ``t``'s first element: for a view at
+            an odd byte offset of its memory (e.g. NumPy's ``frombuffer(..., offset=1)``
+            shared zero-copy) a partial item at either end does not count.
     Returns:
         A view sharing memory with ``t``.
     Raises:

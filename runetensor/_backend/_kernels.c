@@ -163,28 +163,65 @@ typedef float (*widen_fn)(int fmt, const void *p);
 
 static void release_operand(operand *op);
 
-static int get_operand(PyObject *o, operand *op, Py_ssize_t need, Py_ssize_t itemsize, int fmt, widen_fn widen)
+/* PyObject_GetBuffer with the error made specific: "_kernels.<fn>: <what> must be ..."
+   (TypeError for an object without the buffer protocol, ValueError for a buffer of the
+   wrong kind: read-only where an output is written, not C-contiguous, ...) */
+static int get_buf(PyObject *o, Py_buffer *v, int flags, const char *fn, const char *what)
+{
+    if (PyObject_GetBuffer(o, v, flags) == 0)
+        return 0;
+    PyObject *t, *val, *tb;
+    PyErr_Fetch(&t, &val, &tb);
+    PyErr_NormalizeException(&t, &val, &tb);
+    const char *kind = (flags & PyBUF_WRITABLE) ? "a writable C-contiguous" :
+                       (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS ? "a C-contiguous" : "a strided";
+    if (t != NULL && PyErr_GivenExceptionMatches(t, PyExc_TypeError) && !PyObject_CheckBuffer(o))
+        PyErr_Format(PyExc_TypeError, "_kernels.%s: %s must be %s buffer, got %.100s",
+                     fn, what, kind, Py_TYPE(o)->tp_name);
+    else if (t != NULL && (PyErr_GivenExceptionMatches(t, PyExc_BufferError) ||
+                           PyErr_GivenExceptionMatches(t, PyExc_ValueError) ||
+                           PyErr_GivenExceptionMatches(t, PyExc_TypeError)))
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s must be %s buffer (%S)", fn, what, kind,
+                     val != NULL ? val : Py_None);
+    else {
+        PyErr_Restore(t, val, tb);
+        return -1;
+    }
+    Py_XDECREF(t);
+    Py_XDECREF(val);
+    Py_XDECREF(tb);
+    return -1;
+}
+
+static int get_operand(PyObject *o, operand *op, Py_ssize_t need, Py_ssize_t itemsize, int fmt, widen_fn widen,
+                       const char *fn, const char *what)
 {
     op->has_view = 0;
     op->is_scalar = 0;
     op->p = NULL;
     op->p8 = NULL;
+    op->len = 0;
     if (PyFloat_Check(o)) {
         op->scalar = (float)PyFloat_AS_DOUBLE(o);
         op->is_scalar = 1;
         return 0;
     }
-    if (PyObject_GetBuffer(o, &op->view, PyBUF_C_CONTIGUOUS) < 0)
+    if (get_buf(o, &op->view, PyBUF_C_CONTIGUOUS, fn, what) < 0)
         return -1;
     op->has_view = 1;
     op->p = (const uint16_t *)op->view.buf;
     op->p8 = (const uint8_t *)op->view.buf;
-    op->len = op->view.len / itemsize;
-    if (op->view.itemsize != itemsize || (op->len != 1 && op->len < need)) {
+    if (op->view.itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s has %zd-byte items; expected %zd-byte items",
+                     fn, what, op->view.itemsize, itemsize);
         release_operand(op);  /* a rejected operand must not keep its buffer export */
-        PyErr_SetString(PyExc_ValueError, itemsize == 2
-                        ? "_kernels: operand is not a 2-byte buffer of the right size"
-                        : "_kernels: operand is not a 1-byte buffer of the right size");
+        return -1;
+    }
+    op->len = op->view.len / itemsize;
+    if (op->len != 1 && op->len < need) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s holds %zd elements; expected 1 (broadcast) "
+                     "or at least %zd (the range's end)", fn, what, op->len, need);
+        release_operand(op);
         return -1;
     }
     if (op->len == 1) {
@@ -201,13 +238,52 @@ static void release_operand(operand *op)
     op->has_view = 0;
 }
 
-static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t need)
+/* a C-contiguous source buffer of `itemsize`-byte items holding at least `need` of them */
+static int get_src(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t need, const char *fn, const char *what)
 {
-    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
+    if (get_buf(o, v, PyBUF_C_CONTIGUOUS, fn, what) < 0)
         return -1;
-    if (v->itemsize != itemsize || v->len / itemsize < need) {
+    if (v->itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s has %zd-byte items; expected %zd-byte items",
+                     fn, what, v->itemsize, itemsize);
         PyBuffer_Release(v);
-        PyErr_SetString(PyExc_ValueError, "_kernels: output buffer has the wrong item size or length");
+        return -1;
+    }
+    if (v->len / itemsize < need) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s holds %zd elements; expected at least %zd",
+                     fn, what, v->len / itemsize, need);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* the output: a writable C-contiguous buffer of `itemsize`-byte items, at least `need` of them */
+static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t need, const char *fn)
+{
+    if (get_buf(o, v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, fn, "out") < 0)
+        return -1;
+    if (v->itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: out has %zd-byte items; expected %zd-byte items",
+                     fn, v->itemsize, itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    if (v->len / itemsize < need) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: out holds %zd elements; expected at least %zd",
+                     fn, v->len / itemsize, need);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* an element range [lo, hi) with 0 <= lo <= hi (ValueError naming the function otherwise) */
+static int check_range(const char *fn, const char *what, Py_ssize_t lo, Py_ssize_t hi)
+{
+    if (lo < 0 || hi < lo) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s [%zd, %zd) is invalid; expected 0 <= start <= end",
+                     fn, what, lo, hi);
         return -1;
     }
     return 0;
@@ -235,8 +311,8 @@ static int get_out(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, Py_ssize_t ne
 /* arithmetic in blocks: a NaN operand always gives a NaN result, so blocks
    with a NaN result are redone choosing the NaN explicitly (nan_fix) */
 #define ARITH(W, N, OPX)                                                               \
-    for (Py_ssize_t i0 = lo; i0 < hi; i0 += 1024) {                                            \
-        Py_ssize_t i1 = hi - i0 < 1024 ? hi : i0 + 1024;                                       \
+    for (Py_ssize_t i0 = lo, i1; i0 < hi; i0 = i1) {  /* no i0 + 1024 past hi: no overflow */ \
+        i1 = hi - i0 < 1024 ? hi : i0 + 1024;                                                  \
         unsigned nanr = 0;                                                                     \
         if (as_) { for (Py_ssize_t i = i0; i < i1; i++) {                                      \
             float a = sa, b = W(pb[i]), r = a OPX b; nanr |= (unsigned)(r != r); out[i] = N(r); } } \
@@ -338,7 +414,7 @@ __attribute__((target("avx2,f16c"))) static void f16_widen_f16c(const uint16_t *
                                                                Py_ssize_t lo, Py_ssize_t hi)
 {
     Py_ssize_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
+    for (; hi - i >= 8; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(a + i));
         __m256 f = _mm256_cvtph_ps(h);
         __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
@@ -359,7 +435,7 @@ __attribute__((target("avx2,f16c"))) static void f16_narrow_f16c(const float *a,
                                                                 Py_ssize_t lo, Py_ssize_t hi)
 {
     Py_ssize_t i = lo;
-    for (; i + 8 <= hi; i += 8) {
+    for (; hi - i >= 8; i += 8) {
         __m256 f = _mm256_loadu_ps(a + i);
         __m128i r = _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
@@ -421,8 +497,8 @@ __attribute__((target("avx2,f16c"))) static void h_arith_f16c(int opc, int rule,
     float A[H_BLOCK], B[H_BLOCK], R[H_BLOCK];
     if (as_) for (int k = 0; k < H_BLOCK; k++) A[k] = sa;
     if (bs_) for (int k = 0; k < H_BLOCK; k++) B[k] = sb;
-    for (Py_ssize_t i0 = lo; i0 < hi; i0 += H_BLOCK) {
-        Py_ssize_t n = hi - i0 < H_BLOCK ? hi - i0 : H_BLOCK;
+    for (Py_ssize_t i0 = lo, n; i0 < hi; i0 += n) {
+        n = hi - i0 < H_BLOCK ? hi - i0 : H_BLOCK;
         if (!as_) f16_widen_f16c(pa + i0, A, 0, n);
         if (!bs_) f16_widen_f16c(pb + i0, B, 0, n);
         switch (opc) {
@@ -612,9 +688,20 @@ static float widen_f8(int fmt, const void *p)
     return fmt ? e5m2_to_f32(*(const uint8_t *)p) : e4m3_to_f32(*(const uint8_t *)p);
 }
 
+/* a float8 format argument: 0 (e4m3fn) or 1 (e5m2) */
+static int check_fmt(const char *fn, int fmt)
+{
+    if (fmt < 0 || fmt > 1) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: format %d is unknown; expected 0 (float8_e4m3fn) "
+                     "or 1 (float8_e5m2)", fn, fmt);
+        return -1;
+    }
+    return 0;
+}
+
 /* (fmt,) src, dst, lo, hi: dst[lo:hi] = convert(src[lo:hi]); with_fmt: the
    arguments start with a float8 format (0 or 1) */
-static PyObject *convert_call(PyObject *args, int with_fmt, const char *msg,
+static PyObject *convert_call(PyObject *args, int with_fmt, const char *fn,
                               Py_ssize_t src_itemsize, Py_ssize_t dst_itemsize, conv_loop loop)
 {
     int fmt = 0;
@@ -623,15 +710,11 @@ static PyObject *convert_call(PyObject *args, int with_fmt, const char *msg,
     if (with_fmt ? !PyArg_ParseTuple(args, "iOOnn", &fmt, &ao, &oo, &lo, &hi)
                  : !PyArg_ParseTuple(args, "OOnn", &ao, &oo, &lo, &hi))
         return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || (with_fmt && (fmt < 0 || fmt > 1)) ||
-        av.itemsize != src_itemsize || av.len / src_itemsize < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, msg);
+    if ((with_fmt && check_fmt(fn, fmt) < 0) || check_range(fn, "range", lo, hi) < 0)
         return NULL;
-    }
-    if (get_out(oo, &ov, dst_itemsize, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    Py_buffer av, ov;
+    if (get_src(ao, &av, src_itemsize, hi, fn, "src") < 0) return NULL;
+    if (get_out(oo, &ov, dst_itemsize, hi, fn) < 0) { PyBuffer_Release(&av); return NULL; }
     Py_BEGIN_ALLOW_THREADS
     loop(fmt, av.buf, ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
@@ -655,7 +738,9 @@ static void f16_bin_range(int fmt, int opc, int rule, const operand *A, const op
                           void *out, Py_ssize_t lo, Py_ssize_t hi)
 {
     (void)fmt;
-    h_loop(opc, rule, A->p, A->scalar, A->p[0], A->is_scalar, B->p, B->scalar, B->p[0], B->is_scalar,
+    /* the raw bits of a broadcast (1-element) operand; never read from an empty buffer */
+    uint16_t ra = A->len >= 1 ? A->p[0] : 0, rb = B->len >= 1 ? B->p[0] : 0;
+    h_loop(opc, rule, A->p, A->scalar, ra, A->is_scalar, B->p, B->scalar, rb, B->is_scalar,
            (uint16_t *)out, lo, hi);
 }
 
@@ -668,10 +753,9 @@ static void f8_bin_range(int fmt, int opc, int rule, const operand *A, const ope
         e4m3_loop(opc, rule, A->p8, A->scalar, A->is_scalar, B->p8, B->scalar, B->is_scalar, (uint8_t *)out, lo, hi);
 }
 
-/* (fmt,) op, a, b, out, lo, hi, rule; views_msg: if not NULL, both operands
-   must be buffers (the error otherwise) */
-static PyObject *binary_call(PyObject *args, int with_fmt, const char *range_msg, Py_ssize_t itemsize,
-                             widen_fn widen, const char *views_msg, bin_range loop)
+/* (fmt,) op, a, b, out, lo, hi, rule; views_only: both operands must be buffers */
+static PyObject *binary_call(PyObject *args, int with_fmt, const char *fn, Py_ssize_t itemsize,
+                             widen_fn widen, int views_only, bin_range loop)
 {
     int fmt = 0, opc, rule;
     PyObject *ao, *bo, *oo;
@@ -679,21 +763,22 @@ static PyObject *binary_call(PyObject *args, int with_fmt, const char *range_msg
     if (with_fmt ? !PyArg_ParseTuple(args, "iiOOOnni", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule)
                  : !PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &rule))
         return NULL;
-    if (lo < 0 || hi < lo || opc < OP_ADD || opc > OP_MIN || (with_fmt && (fmt < 0 || fmt > 1))) {
-        PyErr_SetString(PyExc_ValueError, range_msg);
+    if (with_fmt && check_fmt(fn, fmt) < 0) return NULL;
+    if (opc < OP_ADD || opc > OP_MIN) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: op %d is unknown; expected %d..%d (OP_ADD..OP_MIN)",
+                     fn, opc, (int)OP_ADD, (int)OP_MIN);
+        return NULL;
+    }
+    if (check_range(fn, "range", lo, hi) < 0) return NULL;
+    if (views_only && (PyFloat_Check(ao) || PyFloat_Check(bo))) {
+        PyErr_Format(PyExc_TypeError, "_kernels.%s: operands must be buffers, got a float", fn);
         return NULL;
     }
     operand A, B;
     Py_buffer ov;
-    if (get_operand(ao, &A, hi, itemsize, fmt, widen) < 0) return NULL;
-    if (get_operand(bo, &B, hi, itemsize, fmt, widen) < 0) { release_operand(&A); return NULL; }
-    if (views_msg && (!A.has_view || !B.has_view)) {
-        release_operand(&A);
-        release_operand(&B);
-        PyErr_SetString(PyExc_ValueError, views_msg);
-        return NULL;
-    }
-    if (get_out(oo, &ov, itemsize, hi) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    if (get_operand(ao, &A, hi, itemsize, fmt, widen, fn, "a") < 0) return NULL;
+    if (get_operand(bo, &B, hi, itemsize, fmt, widen, fn, "b") < 0) { release_operand(&A); return NULL; }
+    if (get_out(oo, &ov, itemsize, hi, fn) < 0) { release_operand(&A); release_operand(&B); return NULL; }
     Py_BEGIN_ALLOW_THREADS
     loop(fmt, opc, rule, &A, &B, ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
@@ -720,10 +805,9 @@ static void f8_un_range(int fmt, int opc, const operand *A, void *out, Py_ssize_
         e4m3_un(opc, A->p8, (uint8_t *)out, lo, hi);
 }
 
-/* (fmt,) op, a, out, lo, hi; the operand must be a buffer: with full_len, of
-   at least hi elements (else of any length but 1) -- buf_msg otherwise */
-static PyObject *unary_call(PyObject *args, int with_fmt, const char *range_msg, Py_ssize_t itemsize,
-                            widen_fn widen, int full_len, const char *buf_msg, un_range loop)
+/* (fmt,) op, a, out, lo, hi; the operand must be a buffer of at least hi elements (the
+   loops index it elementwise: a 1-element buffer does not broadcast) */
+static PyObject *unary_call(PyObject *args, int with_fmt, const char *fn, Py_ssize_t itemsize, un_range loop)
 {
     int fmt = 0, opc;
     PyObject *ao, *oo;
@@ -731,84 +815,85 @@ static PyObject *unary_call(PyObject *args, int with_fmt, const char *range_msg,
     if (with_fmt ? !PyArg_ParseTuple(args, "iiOOnn", &fmt, &opc, &ao, &oo, &lo, &hi)
                  : !PyArg_ParseTuple(args, "iOOnn", &opc, &ao, &oo, &lo, &hi))
         return NULL;
-    if (lo < 0 || hi < lo || opc < UOP_SQUARE || opc > UOP_SQRT || (with_fmt && (fmt < 0 || fmt > 1))) {
-        PyErr_SetString(PyExc_ValueError, range_msg);
+    if (with_fmt && check_fmt(fn, fmt) < 0) return NULL;
+    if (opc < UOP_SQUARE || opc > UOP_SQRT) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: op %d is unknown; expected %d..%d (UOP_SQUARE..UOP_SQRT)",
+                     fn, opc, (int)UOP_SQUARE, (int)UOP_SQRT);
         return NULL;
     }
+    if (check_range(fn, "range", lo, hi) < 0) return NULL;
+    Py_buffer av, ov;
+    if (get_src(ao, &av, itemsize, hi, fn, "a") < 0) return NULL;
+    if (get_out(oo, &ov, itemsize, hi, fn) < 0) { PyBuffer_Release(&av); return NULL; }
     operand A;
-    Py_buffer ov;
-    if (get_operand(ao, &A, hi, itemsize, fmt, widen) < 0) return NULL;
-    if (full_len ? (!A.has_view || A.len < hi) : A.is_scalar) {
-        release_operand(&A);
-        PyErr_SetString(PyExc_ValueError, buf_msg);
-        return NULL;
-    }
-    if (get_out(oo, &ov, itemsize, hi) < 0) { release_operand(&A); return NULL; }
+    A.has_view = 0;
+    A.is_scalar = 0;
+    A.p = (const uint16_t *)av.buf;
+    A.p8 = (const uint8_t *)av.buf;
+    A.len = av.len / itemsize;
+    A.scalar = 0.0f;
     Py_BEGIN_ALLOW_THREADS
     loop(fmt, opc, &A, ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
-    release_operand(&A);
+    PyBuffer_Release(&av);
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
 }
 
 static PyObject *bf16_binary(PyObject *self, PyObject *args)
 {
-    return binary_call(args, 0, "_kernels.bf16_binary: bad op or range", 2, widen_bf16, NULL, bf16_bin_range);
+    return binary_call(args, 0, "bf16_binary", 2, widen_bf16, 0, bf16_bin_range);
 }
 
 static PyObject *bf16_unary(PyObject *self, PyObject *args)
 {
-    return unary_call(args, 0, "_kernels.bf16_unary: bad op or range", 2, widen_bf16, 0,
-                      "_kernels.bf16_unary: operand must be a buffer", bf16_un_range);
+    return unary_call(args, 0, "bf16_unary", 2, bf16_un_range);
 }
 
 /* bfloat16 -> float32 (exact) and float32 -> bfloat16 (nearest even) over [lo, hi) */
 static PyObject *bf16_to_float32(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 0, "_kernels.bf16_to_float32: bad source or range", 2, 4, widen_loop);
+    return convert_call(args, 0, "bf16_to_float32", 2, 4, widen_loop);
 }
 
 static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 0, "_kernels.float32_to_bf16: bad source or range", 4, 2, narrow_loop);
+    return convert_call(args, 0, "float32_to_bf16", 4, 2, narrow_loop);
 }
 
 static PyObject *f16_binary(PyObject *self, PyObject *args)
 {
-    return binary_call(args, 0, "_kernels.f16_binary: bad op or range", 2, widen_f16,
-                       "_kernels.f16_binary: operands must be float16 buffers", f16_bin_range);
+    return binary_call(args, 0, "f16_binary", 2, widen_f16, 1, f16_bin_range);
 }
 
 static PyObject *f16_to_float32(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 0, "_kernels.f16_to_float32: bad source or range", 2, 4, f16_widen_loop);
+    return convert_call(args, 0, "f16_to_float32", 2, 4, f16_widen_loop);
 }
 
 static PyObject *float32_to_f16(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 0, "_kernels.float32_to_f16: bad source or range", 4, 2, f16_narrow_loop);
+    return convert_call(args, 0, "float32_to_f16", 4, 2, f16_narrow_loop);
 }
 
 static PyObject *f8_binary(PyObject *self, PyObject *args)
 {
-    return binary_call(args, 1, "_kernels.f8_binary: bad format, op or range", 1, widen_f8, NULL, f8_bin_range);
+    return binary_call(args, 1, "f8_binary", 1, widen_f8, 0, f8_bin_range);
 }
 
 static PyObject *f8_unary(PyObject *self, PyObject *args)
 {
-    return unary_call(args, 1, "_kernels.f8_unary: bad format, op or range", 1, widen_f8, 1,
-                      "_kernels.f8_unary: operand must be a buffer of the range's length", f8_un_range);
+    return unary_call(args, 1, "f8_unary", 1, f8_un_range);
 }
 
 static PyObject *f8_to_float32(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 1, "_kernels.f8_to_float32: bad format, source or range", 1, 4, widen8_loop);
+    return convert_call(args, 1, "f8_to_float32", 1, 4, widen8_loop);
 }
 
 static PyObject *float32_to_f8(PyObject *self, PyObject *args)
 {
-    return convert_call(args, 1, "_kernels.float32_to_f8: bad format, source or range", 4, 1, narrow8_loop);
+    return convert_call(args, 1, "float32_to_f8", 4, 1, narrow8_loop);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -830,14 +915,14 @@ INLINE double lane_sum(const float *x, Py_ssize_t n)
     double dacc[LANES];
     for (int j = 0; j < LANES; j++) dacc[j] = 0.0;
     Py_ssize_t i = 0;
-    for (; i + LANES * ROWS <= n; i += LANES * ROWS) {
+    for (; n - i >= LANES * ROWS; i += LANES * ROWS) {
         float acc[LANES];
         for (int j = 0; j < LANES; j++) acc[j] = x[i + j];
         for (int r = 1; r < ROWS; r++)
             for (int j = 0; j < LANES; j++) acc[j] += x[i + r * LANES + j];
         for (int j = 0; j < LANES; j++) dacc[j] += (double)acc[j];
     }
-    if (i + LANES <= n) {  /* a partial block: 1 to 15 full rows of 32 */
+    if (n - i >= LANES) {  /* a partial block: 1 to 15 full rows of 32 */
         Py_ssize_t nr = (n - i) / LANES;
         float acc[LANES];
         for (int j = 0; j < LANES; j++) acc[j] = x[i + j];
@@ -865,12 +950,8 @@ static PyObject *sum_f32(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "Onn", &ao, &lo, &hi))
         return NULL;
     Py_buffer av;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (lo < 0 || hi < lo || av.itemsize != 4 || av.len / 4 < hi) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, "_kernels.sum_f32: bad source or range");
-        return NULL;
-    }
+    if (check_range("sum_f32", "range", lo, hi) < 0) return NULL;
+    if (get_src(ao, &av, 4, hi, "sum_f32", "src") < 0) return NULL;
     const float *x = (const float *)av.buf;
     double s;
     Py_BEGIN_ALLOW_THREADS
@@ -899,9 +980,10 @@ HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, floa
 {
     /* from +0.0, as NumPy's add.reduce (its identity): a column of -0.0s sums to +0.0, a
        signalling NaN in the first row comes out quieted */
+    if (c0 >= c1) return;  /* no column: nothing to read (rows may be anything when cols is 0) */
     for (Py_ssize_t c = c0; c < c1; c++) out[c] = 0.0f + x[c];
     Py_ssize_t r = 1;
-    for (; r + COLS_ROWS <= rows; r += COLS_ROWS) {
+    for (; rows - r >= COLS_ROWS; r += COLS_ROWS) {
         const float *row = x + r * cols;
         for (Py_ssize_t c = c0; c < c1; c++) {
             float a = out[c];
@@ -928,22 +1010,31 @@ HOT static void rows_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, floa
 /* src, rows, cols, out, lo, hi: out[lo:hi] from the index range [lo, hi) of
    the C-contiguous (rows, cols) float32 matrix src; over_rows: the range is
    of rows (else of columns); min_rows: the fewest rows accepted */
-static PyObject *matrix_call(PyObject *args, const char *msg, int over_rows, Py_ssize_t min_rows, mat_loop loop)
+static PyObject *matrix_call(PyObject *args, const char *fn, int over_rows, Py_ssize_t min_rows, mat_loop loop)
 {
     PyObject *ao, *oo;
     Py_ssize_t rows, cols, lo, hi;
     if (!PyArg_ParseTuple(args, "OnnOnn", &ao, &rows, &cols, &oo, &lo, &hi))
         return NULL;
-    Py_buffer av, ov;
-    if (PyObject_GetBuffer(ao, &av, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (rows < min_rows || cols < 0 || (cols > 0 && rows > PY_SSIZE_T_MAX / cols) ||
-        lo < 0 || hi < lo || hi > (over_rows ? rows : cols) ||
-        av.itemsize != 4 || av.len / 4 < rows * cols) {
-        PyBuffer_Release(&av);
-        PyErr_SetString(PyExc_ValueError, msg);
+    if (rows < min_rows || cols < 0) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: shape (%zd, %zd) is invalid; expected rows >= %zd and cols >= 0",
+                     fn, rows, cols, min_rows);
         return NULL;
     }
-    if (get_out(oo, &ov, 4, hi) < 0) { PyBuffer_Release(&av); return NULL; }
+    if (cols > 0 && rows > PY_SSIZE_T_MAX / cols) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: shape (%zd, %zd) has more elements than a buffer can hold",
+                     fn, rows, cols);
+        return NULL;
+    }
+    if (check_range(fn, over_rows ? "row range" : "column range", lo, hi) < 0) return NULL;
+    if (hi > (over_rows ? rows : cols)) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s range end %zd is past the last %s (%zd)", fn,
+                     over_rows ? "row" : "column", hi, over_rows ? "row" : "column", over_rows ? rows : cols);
+        return NULL;
+    }
+    Py_buffer av, ov;
+    if (get_src(ao, &av, 4, rows * cols, fn, "src") < 0) return NULL;
+    if (get_out(oo, &ov, 4, hi, fn) < 0) { PyBuffer_Release(&av); return NULL; }
     Py_BEGIN_ALLOW_THREADS
     loop((const float *)av.buf, rows, cols, (float *)ov.buf, lo, hi);
     Py_END_ALLOW_THREADS
@@ -956,14 +1047,14 @@ static PyObject *matrix_call(PyObject *args, const char *msg, int over_rows, Py_
    column c, row after row in float32 (NumPy's order for a leading-axis sum) */
 static PyObject *sum_cols_f32(PyObject *self, PyObject *args)
 {
-    return matrix_call(args, "_kernels.sum_cols_f32: bad source or range", 0, 1, cols_loop);
+    return matrix_call(args, "sum_cols_f32", 0, 1, cols_loop);
 }
 
 /* rows r0..r1 of a C-contiguous (rows, cols) float32 matrix: out[r] = sum of
    row r in sum_f32's lane scheme (same error bound; not NumPy's order) */
 static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
 {
-    return matrix_call(args, "_kernels.sum_rows_f32: bad source or range", 1, 0, rows_loop);
+    return matrix_call(args, "sum_rows_f32", 1, 0, rows_loop);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -998,7 +1089,7 @@ __attribute__((target("avx2"))) static Py_ssize_t philox_avx2(uint32_t k0, uint3
 {
     const __m256i m0 = _mm256_set1_epi64x(0xD2511F53), m1 = _mm256_set1_epi64x(0xCD9E8D57);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (; w + 32 <= w1; w += 32) {
+    for (; w1 - w >= 32; w += 32) {  /* not w + 32 <= w1: w1 may be near PY_SSIZE_T_MAX */
         uint64_t first = (uint64_t)(w / 4);
         __m256i c0, c1;
         if ((first & 0xFFFFFFFFu) <= 0xFFFFFFFFu - 7u) {
@@ -1060,7 +1151,7 @@ HOT static void philox_loop(uint32_t k0, uint32_t k1, uint32_t *out, Py_ssize_t 
 #endif
     /* PHILOX_B blocks side by side: the rounds vectorise across blocks (32 x 32 -> 64-bit
        multiplies are SIMD instructions), where one block's rounds form a serial chain */
-    for (; w + 4 * PHILOX_B <= w1; w += 4 * PHILOX_B) {
+    for (; w1 - w >= 4 * PHILOX_B; w += 4 * PHILOX_B) {
         uint32_t c0[PHILOX_B], c1[PHILOX_B], c2[PHILOX_B], c3[PHILOX_B];
         uint64_t first = (uint64_t)(w / 4);
         for (int j = 0; j < PHILOX_B; j++) {
@@ -1086,7 +1177,7 @@ HOT static void philox_loop(uint32_t k0, uint32_t k1, uint32_t *out, Py_ssize_t 
             o[4 * j] = c0[j]; o[4 * j + 1] = c1[j]; o[4 * j + 2] = c2[j]; o[4 * j + 3] = c3[j];
         }
     }
-    for (; w + 4 <= w1; w += 4) {
+    for (; w1 - w >= 4; w += 4) {
         philox_block((uint64_t)(w / 4), k0, k1, blk);
         out[w - w0] = blk[0]; out[w - w0 + 1] = blk[1]; out[w - w0 + 2] = blk[2]; out[w - w0 + 3] = blk[3];
     }
@@ -1098,21 +1189,43 @@ HOT static void philox_loop(uint32_t k0, uint32_t k1, uint32_t *out, Py_ssize_t 
 
 /* philox_stream(k0, k1, out, w0, w1): words w0 .. w1 - 1 of the stream under the key (k0, k1)
    into the uint32 buffer out[0 .. w1 - w0) */
+/* a key word: a Python int in [0, 2**32) (the "K" format would wrap negative and huge ints) */
+static int key_word(PyObject *o, uint32_t *k, const char *fn, const char *what)
+{
+    if (!PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "_kernels.%s: %s must be an int, got %.100s", fn, what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (i == NULL) return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow || v < 0 || v > 0xFFFFFFFFll) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s %R is out of range; expected 0 <= %s < 2**32",
+                     fn, what, o, what);
+        return -1;
+    }
+    *k = (uint32_t)v;
+    return 0;
+}
+
 static PyObject *philox_stream(PyObject *self, PyObject *args)
 {
-    unsigned long long k0, k1;
+    PyObject *ko0, *ko1;
+    uint32_t k0, k1;
     PyObject *oo;
     Py_ssize_t w0, w1;
-    if (!PyArg_ParseTuple(args, "KKOnn", &k0, &k1, &oo, &w0, &w1))
+    if (!PyArg_ParseTuple(args, "OOOnn", &ko0, &ko1, &oo, &w0, &w1))
         return NULL;
-    if (w0 < 0 || w1 < w0 || k0 > 0xFFFFFFFFull || k1 > 0xFFFFFFFFull) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.philox_stream: bad key or word range");
+    if (key_word(ko0, &k0, "philox_stream", "k0") < 0 || key_word(ko1, &k1, "philox_stream", "k1") < 0 ||
+        check_range("philox_stream", "word range", w0, w1) < 0)
         return NULL;
-    }
     Py_buffer ov;
-    if (get_out(oo, &ov, 4, w1 - w0) < 0) return NULL;
+    if (get_out(oo, &ov, 4, w1 - w0, "philox_stream") < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    philox_loop((uint32_t)k0, (uint32_t)k1, (uint32_t *)ov.buf, w0, w1);
+    philox_loop(k0, k1, (uint32_t *)ov.buf, w0, w1);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
@@ -1145,20 +1258,25 @@ static void uniform_loop(uint32_t k0, uint32_t k1, int f64, void *out, Py_ssize_
    (float64 when f64, else float32) */
 static PyObject *philox_uniform(PyObject *self, PyObject *args)
 {
-    unsigned long long k0, k1;
+    PyObject *ko0, *ko1;
+    uint32_t k0, k1;
     PyObject *oo;
     Py_ssize_t i0, i1;
     int f64;
-    if (!PyArg_ParseTuple(args, "KKOnnp", &k0, &k1, &oo, &i0, &i1, &f64))
+    if (!PyArg_ParseTuple(args, "OOOnnp", &ko0, &ko1, &oo, &i0, &i1, &f64))
         return NULL;
-    if (i0 < 0 || i1 < i0 || i1 > PY_SSIZE_T_MAX / 2 || k0 > 0xFFFFFFFFull || k1 > 0xFFFFFFFFull) {
-        PyErr_SetString(PyExc_ValueError, "_kernels.philox_uniform: bad key or range");
+    if (key_word(ko0, &k0, "philox_uniform", "k0") < 0 || key_word(ko1, &k1, "philox_uniform", "k1") < 0 ||
+        check_range("philox_uniform", "range", i0, i1) < 0)
+        return NULL;
+    if (i1 > PY_SSIZE_T_MAX / 2) {  /* a float64 value takes words 2i and 2i + 1 */
+        PyErr_Format(PyExc_ValueError, "_kernels.philox_uniform: range end %zd is too large; expected at most %zd",
+                     i1, PY_SSIZE_T_MAX / 2);
         return NULL;
     }
     Py_buffer ov;
-    if (get_out(oo, &ov, f64 ? 8 : 4, i1 - i0) < 0) return NULL;
+    if (get_out(oo, &ov, f64 ? 8 : 4, i1 - i0, "philox_uniform") < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    uniform_loop((uint32_t)k0, (uint32_t)k1, f64, ov.buf, i0, i1);
+    uniform_loop(k0, k1, f64, ov.buf, i0, i1);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&ov);
     Py_RETURN_NONE;
@@ -1203,21 +1321,27 @@ static PyObject *where_select(PyObject *self, PyObject *args)
     Py_ssize_t lo, hi;
     if (!PyArg_ParseTuple(args, "OOOOnn", &co, &xo, &yo, &oo, &lo, &hi))
         return NULL;
+    if (check_range("where_select", "range", lo, hi) < 0) return NULL;
     Py_buffer cv, xv, yv, ov;
-    if (PyObject_GetBuffer(co, &cv, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(xo, &xv, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&cv); return NULL; }
-    if (PyObject_GetBuffer(yo, &yv, PyBUF_C_CONTIGUOUS) < 0) {
+    if (get_src(co, &cv, 1, hi, "where_select", "cond") < 0) return NULL;
+    if (get_buf(xo, &xv, PyBUF_C_CONTIGUOUS, "where_select", "x") < 0) { PyBuffer_Release(&cv); return NULL; }
+    if (get_buf(yo, &yv, PyBUF_C_CONTIGUOUS, "where_select", "y") < 0) {
         PyBuffer_Release(&cv); PyBuffer_Release(&xv); return NULL;
     }
     Py_ssize_t k = xv.itemsize;
     int xs = xv.len == k, ys = yv.len == k;
-    if (lo < 0 || hi < lo || cv.itemsize != 1 || cv.len < hi || (k != 1 && k != 2 && k != 4 && k != 8) ||
-        yv.itemsize != k || (!xs && xv.len / k < hi) || (!ys && yv.len / k < hi) || xv.len < k || yv.len < k) {
+    const char *bad = NULL;
+    if (k != 1 && k != 2 && k != 4 && k != 8) bad = "x's items must be 1, 2, 4 or 8 bytes";
+    else if (yv.itemsize != k) bad = "x and y must have items of one size";
+    else if (xv.len < k || (!xs && xv.len / k < hi)) bad = "x must hold 1 element (broadcast) or at least the range's end";
+    else if (yv.len < k || (!ys && yv.len / k < hi)) bad = "y must hold 1 element (broadcast) or at least the range's end";
+    if (bad) {
         PyBuffer_Release(&cv); PyBuffer_Release(&xv); PyBuffer_Release(&yv);
-        PyErr_SetString(PyExc_ValueError, "_kernels.where_select: bad operands or range");
+        PyErr_Format(PyExc_ValueError, "_kernels.where_select: %s (x: %zd bytes of %zd-byte items, y: %zd bytes "
+                     "of %zd-byte items, range [%zd, %zd))", bad, xv.len, k, yv.len, yv.itemsize, lo, hi);
         return NULL;
     }
-    if (get_out(oo, &ov, k, hi) < 0) {
+    if (get_out(oo, &ov, k, hi, "where_select") < 0) {
         PyBuffer_Release(&cv); PyBuffer_Release(&xv); PyBuffer_Release(&yv); return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
@@ -1235,10 +1359,10 @@ static PyObject *where_select(PyObject *self, PyObject *args)
    items of 1, 2, 4 or 8 bytes. */
 #define TB 64
 #define TCOPY(T)                                                                                \
-    for (Py_ssize_t i0 = r0; i0 < r1; i0 += TB) {                                              \
-        Py_ssize_t i1 = i0 + TB < r1 ? i0 + TB : r1;                                           \
-        for (Py_ssize_t j0 = 0; j0 < cols; j0 += TB) {                                          \
-            Py_ssize_t j1 = j0 + TB < cols ? j0 + TB : cols;                                   \
+    for (Py_ssize_t i0 = r0, i1; i0 < r1; i0 = i1) {                                           \
+        i1 = r1 - i0 > TB ? i0 + TB : r1;                                                      \
+        for (Py_ssize_t j0 = 0, j1; j0 < cols; j0 = j1) {                                      \
+            j1 = cols - j0 > TB ? j0 + TB : cols;                                              \
             for (Py_ssize_t i = i0; i < i1; i++) {                                              \
                 const char *row = src + i * s0;                                                 \
                 T *o = (T *)out + i * cols;                                                     \
@@ -1266,16 +1390,27 @@ static PyObject *strided_copy(PyObject *self, PyObject *args)
     Py_ssize_t r0, r1;
     if (!PyArg_ParseTuple(args, "OOnn", &so, &oo, &r0, &r1))
         return NULL;
+    if (check_range("strided_copy", "row range", r0, r1) < 0) return NULL;
     Py_buffer sv, ov;
-    if (PyObject_GetBuffer(so, &sv, PyBUF_STRIDES) < 0) return NULL;
+    if (get_buf(so, &sv, PyBUF_STRIDES, "strided_copy", "src") < 0) return NULL;
     Py_ssize_t k = sv.itemsize;
-    if (sv.ndim != 2 || (k != 1 && k != 2 && k != 4 && k != 8) || r0 < 0 || r1 < r0 || r1 > sv.shape[0]) {
+    if (sv.ndim != 2 || (k != 1 && k != 2 && k != 4 && k != 8) || r1 > sv.shape[0] ||
+        sv.shape[0] < 0 || sv.shape[1] < 0) {
+        PyErr_Format(PyExc_ValueError, "_kernels.strided_copy: expected a 2-d source of 1/2/4/8-byte items and "
+                     "rows [r0, r1) within it, got a %d-d source of %zd-byte items and rows [%zd, %zd)",
+                     sv.ndim, k, r0, r1);
         PyBuffer_Release(&sv);
-        PyErr_SetString(PyExc_ValueError, "_kernels.strided_copy: expected a 2-d source of 1/2/4/8-byte items and a row range");
         return NULL;
     }
     Py_ssize_t rows = sv.shape[0], cols = sv.shape[1];
-    if (get_out(oo, &ov, k, rows * cols) < 0) { PyBuffer_Release(&sv); return NULL; }
+    if (cols > 0 && rows > PY_SSIZE_T_MAX / k / cols) {  /* a zero-stride exporter may claim any shape */
+        PyBuffer_Release(&sv);
+        PyErr_Format(PyExc_ValueError, "_kernels.strided_copy: a (%zd, %zd) source of %zd-byte items has more "
+                     "bytes than a buffer can hold", rows, cols, k);
+        return NULL;
+    }
+    if (get_out(oo, &ov, k, rows * cols, "strided_copy") < 0) { PyBuffer_Release(&sv); return NULL; }
+    if (cols == 0) r1 = r0;  /* nothing to copy (a 0-column source may claim any number of rows) */
     Py_BEGIN_ALLOW_THREADS
     tcopy_loop((int)k, (const char *)sv.buf, sv.strides[0], sv.strides[1], cols, ov.buf, r0, r1);
     Py_END_ALLOW_THREADS
@@ -1306,15 +1441,23 @@ static PyObject *round_half_away(PyObject *self, PyObject *args)
     Py_ssize_t lo, hi;
     if (!PyArg_ParseTuple(args, "OOnn", &xo, &oo, &lo, &hi))
         return NULL;
+    if (check_range("round_half_away", "range", lo, hi) < 0) return NULL;
     Py_buffer xv, ov;
-    if (PyObject_GetBuffer(xo, &xv, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (get_buf(xo, &xv, PyBUF_C_CONTIGUOUS, "round_half_away", "x") < 0) return NULL;
     Py_ssize_t k = xv.itemsize;
-    if (lo < 0 || hi < lo || (k != 4 && k != 8) || xv.len / k < hi) {
+    if (k != 4 && k != 8) {
         PyBuffer_Release(&xv);
-        PyErr_SetString(PyExc_ValueError, "_kernels.round_half_away: bad source or range");
+        PyErr_Format(PyExc_ValueError, "_kernels.round_half_away: x has %zd-byte items; expected float32 (4) "
+                     "or float64 (8)", k);
         return NULL;
     }
-    if (get_out(oo, &ov, k, hi) < 0) { PyBuffer_Release(&xv); return NULL; }
+    if (xv.len / k < hi) {
+        PyErr_Format(PyExc_ValueError, "_kernels.round_half_away: x holds %zd elements; expected at least %zd",
+                     xv.len / k, hi);
+        PyBuffer_Release(&xv);
+        return NULL;
+    }
+    if (get_out(oo, &ov, k, hi, "round_half_away") < 0) { PyBuffer_Release(&xv); return NULL; }
     Py_BEGIN_ALLOW_THREADS
     if (k == 4) round_f32_loop((const float *)xv.buf, (float *)ov.buf, lo, hi);
     else round_f64_loop((const double *)xv.buf, (double *)ov.buf, lo, hi);

@@ -346,6 +346,18 @@ def _philox_stream(key: tuple[int, int], blocks: int) -> np.ndarray:
     return out.reshape(-1)
 
 
+def _grid(h: np.ndarray) -> tuple[int, int, int, int, int]:
+    """``(data, offset, size, lo, hi)``: h's first byte, its element offset and the buffer's size in
+    elements on h's item grid (see ``NumpyBackend.offset``), and the root buffer's bytes ``[lo, hi)``."""
+    lo, hi = byte_bounds(_root(h))
+    data = h.__array_interface__["data"][0]
+    isz = h.itemsize
+    if not isz:
+        return data, 0, 0, lo, hi
+    off, phase = divmod(data - lo, isz)
+    return data, off, max(0, (hi - lo - phase) // isz), lo, hi
+
+
 def _root(x: np.ndarray) -> np.ndarray:
     r = x
     while True:
@@ -408,13 +420,16 @@ class NumpyBackend(Backend):
         isz = h.itemsize
         return tuple(s // isz for s in h.strides)
 
+    # The buffer as the element model sees it: the items of h's dtype on the grid through h's
+    # first element, from the first that starts at or after the root's first byte to the last
+    # that ends at or before its last byte.  A view at an odd byte offset (np.frombuffer(...,
+    # offset=1), a uint8 array reinterpreted) has its grid shifted by `phase` bytes: element k
+    # is at byte lo + phase + k * itemsize, so the last whole item ends before byte hi.
     def offset(self, h):
-        lo, _ = byte_bounds(_root(h))
-        return (h.__array_interface__["data"][0] - lo) // h.itemsize if h.itemsize else 0
+        return _grid(h)[1]
 
     def buffer_size(self, h):
-        lo, hi = byte_bounds(_root(h))
-        return (hi - lo) // h.itemsize if h.itemsize else 0
+        return _grid(h)[2]
 
     def is_c_contiguous(self, h):
         return bool(h.flags.c_contiguous)
@@ -459,6 +474,7 @@ class NumpyBackend(Backend):
 
     def asarray(self, obj, dtype, copy):
         nd = NP_DTYPE[dtype] if dtype is not None else None
+        asked = copy
         if not isinstance(obj, (np.ndarray, list, tuple)) and hasattr(obj, "__dlpack__"):
             try:  # DLPack first: shares memory and carries bfloat16/float8 (e.g. torch tensors)
                 obj = _dlpack_import(obj, None)
@@ -487,6 +503,16 @@ class NumpyBackend(Backend):
                 raise ValueError(f"asarray: converting {RT_DTYPE[a.dtype]} to {dtype} needs a copy, but copy=False")
             a = self.cast(a, dtype)
         elif copy:
+            a = a.copy()
+        isz = a.itemsize
+        if isz > 1 and any(n > 1 and s % isz for n, s in zip(a.shape, a.strides)):
+            # byte strides that are not multiples of the item size (a structured array's field,
+            # a hand-made view) have no description in elements (strides, offset, as_strided):
+            # such an array is copied, not shared
+            if asked is False:
+                raise ValueError(f"asarray: the array's byte strides {a.strides} are not multiples of its "
+                                 f"item size {isz}, so it cannot be shared; expected copy=None or True, "
+                                 f"got copy=False")
             a = a.copy()
         return a, RT_DTYPE[a.dtype]
 
@@ -526,7 +552,24 @@ class NumpyBackend(Backend):
 
     def as_strided(self, h, shape, strides, offset):
         isz = h.itemsize
-        delta = (offset - self.offset(h)) * isz
+        start, first, _, lo, hi = _grid(h)
+        if 0 not in shape:
+            # the bytes [a, b) the view touches, against the root buffer's bytes [lo, hi): whatever
+            # the caller checked in elements, no view reaches outside the memory it came from (an
+            # empty view touches nothing)
+            a = start + (offset - first) * isz  # element `offset`'s first byte
+            b = a + isz
+            for n, s in zip(shape, strides):
+                ext = (n - 1) * s * isz
+                if ext < 0:
+                    a += ext
+                else:
+                    b += ext
+            if a < lo or b > hi:
+                raise ValueError(f"as_strided: the view (shape {tuple(shape)}, strides {tuple(strides)}, offset "
+                                 f"{offset}, in elements of {isz} bytes) touches bytes {a - lo}..{b - lo - 1} of "
+                                 f"its buffer; expected bytes within 0..{hi - lo - 1}")
+        delta = (offset - first) * isz
         dt = h.dtype
         if dt in _COMPUTE or dt.kind == "V":
             # NumPy's as_strided cannot rebuild ml_dtypes types from their typestr: go through

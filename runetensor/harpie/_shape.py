@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, wrap
+from .._validate import MAX_RANK
 from ._base import (UnsafeArray, arr, assign, dims_arg, empty, expand_to, from_values, full,
                     full_key, int_arg, ints_arg, permute, reshape, shape_arg, size_of, view)
 
@@ -440,6 +441,8 @@ def rerank(a: Any, r: int) -> Tensor:
     """
     x = arr(a, "rerank")
     r = int_arg(r, "rerank", "rank")
+    if r > MAX_RANK:  # before building a shape of r entries (rerank(a, 2**40) took all memory)
+        raise ValueError(f"rerank: rank {r} is too large; expected at most {MAX_RANK} dimensions")
     return reshape(x, _rerank_shape(x.shape, r))
 
 
