@@ -464,6 +464,28 @@ for _op, (_rule, _p) in BINARY_DERIVS.items():
     else:
         prim(_op, dtype=_rule, deriv=_p, jvp=_binary_jvp(_p), vjp=_binary_vjp(_p))
 
+
+
+# the three most common ops get direct reverse rules (the same values, fewer calls)
+def _add_vjp(B, g, xs, out, need):
+    return (sum_to(B, g, xs[0].shape) if need[0] else None, sum_to(B, g, xs[1].shape) if need[1] else None)
+
+
+def _sub_vjp(B, g, xs, out, need):
+    return (sum_to(B, g, xs[0].shape) if need[0] else None,
+            sum_to(B, B.unary("neg", g), xs[1].shape) if need[1] else None)
+
+
+def _mul_vjp(B, g, xs, out, need):
+    x, y = xs
+    return (sum_to(B, B.binary("mul", g, y), x.shape) if need[0] else None,
+            sum_to(B, B.binary("mul", g, x), y.shape) if need[1] else None)
+
+
+PRIMS["add"].vjp = _add_vjp
+PRIMS["sub"].vjp = _sub_vjp
+PRIMS["mul"].vjp = _mul_vjp
+
 # ---------------------------------------------------------------------------
 # where, clip, cast
 # ---------------------------------------------------------------------------
@@ -640,7 +662,10 @@ def _sum_jvp(B, ts, xs, out, axes, keepdims):
 
 
 def _sum_vjp(B, g, xs, out, need, axes, keepdims):
-    return (_bcast(B, g, xs[0].shape, axes, keepdims),)
+    xshape = xs[0].shape
+    if not keepdims:
+        g = reshape(B, g, tuple(1 if i in axes else n for i, n in enumerate(xshape)))
+    return (B.expand(g, xshape) if g.shape != xshape else g,)
 
 
 prim("reduce.sum", jvp=_sum_jvp, vjp=_sum_vjp)
@@ -986,3 +1011,4 @@ def _einsum_vjp(B, g, xs, out, need, subscripts):
 
 
 prim("linalg.einsum", jvp=_einsum_jvp, vjp=_einsum_vjp)
+from . import _primitives_linalg  # noqa: E402,F401

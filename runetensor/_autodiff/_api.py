@@ -180,6 +180,28 @@ def _trace_rev(f: Callable, primals: tuple, has_aux: bool, parent: Backend | Non
     return tr
 
 
+_ONES: dict[Any, Any] = {}
+
+
+def _one(P: Backend, d: D.DType) -> Any:
+    """A 0-d 1 of dtype ``d`` at level ``P`` (kept for computing backends: rules never write into
+    cotangents, and ``_pull`` copies a gradient that is one of them)."""
+    if P.level:
+        return P.full((), 1, d)
+    k = (P, d)
+    h = _ONES.get(k)
+    if h is None:
+        h = _ONES[k] = P.full((), 1, d)
+    return h
+
+
+def _is_one_of(g: Any, hs: list) -> bool:
+    for h in hs:
+        if g is h:
+            return True
+    return False
+
+
 def _pull(tr: _Traced, cts: list) -> list:
     """The cotangents (tensors at the parent level, one per differentiated leaf) for output cotangents ``cts``."""
     P = tr.P
@@ -196,7 +218,7 @@ def _pull(tr: _Traced, cts: list) -> list:
                 g = cast_like(P, g, d)
             if g.shape != t.shape:
                 g = P.copy(P.expand(g, t.shape))
-            elif not P.is_c_contiguous(g) or any(g is c for c in cts):
+            elif not P.is_c_contiguous(g) or _is_one_of(g, cts):
                 g = P.copy(g)
         grads.append(wrap(g, d, P))
     return grads
@@ -318,7 +340,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
                             "use rt.vjp or rt.jacrev for non-scalar outputs")
         if out._dtype.kind != "f":
             raise TypeError(f"grad: the function must return a real float scalar, got {out._dtype}")
-        grads = _pull(tr, [tr.P.full((), 1, out._dtype)])
+        grads = _pull(tr, [_one(tr.P, out._dtype)])
         g = grads[0] if single and tr.tree is _TUPLE_TREES.get(1) else tree_unflatten(tr.tree, grads)
         if single and type(g) is tuple:
             g = g[0]

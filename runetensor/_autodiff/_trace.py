@@ -82,8 +82,15 @@ class Node:
         self.avals = avals
 
 
+_SCALARS = (int, float, complex, bool)
+
+
 def _is_handle(x: Any) -> bool:
     return hasattr(x, "shape") and not isinstance(x, (int, float, complex, bool))
+
+
+def _seq_key(n: "Node") -> int:
+    return n.seq
 
 
 class TraceBackend(Backend):
@@ -143,16 +150,21 @@ class TraceBackend(Backend):
         live = False
         owns = []
         for h in ins:
-            if h is None or not _is_handle(h):
-                ps.append(h)
-                pays.append(None)
+            if type(h) is Tracer and h.trace is self:
+                b = h.base
+                if b is not None and h.version != b.version:
+                    self._refresh(h)
+                pay = h.payload
+                ps.append(h.primal)
+                pays.append(pay)
+                if pay is not None:
+                    live = True
+                owns.append(h)
                 continue
-            p, pay = self._in(h)
-            ps.append(p)
-            pays.append(pay)
-            if pay is not None:
-                live = True
-            owns.append(h)
+            ps.append(h)
+            pays.append(None)
+            if h is not None and type(h) not in _SCALARS:
+                owns.append(h)
         res = fn(*ps)
         if not live or state.no_grad:
             return self._const(res)
@@ -508,28 +520,31 @@ class ReverseBackend(TraceBackend):
         ``{node: [cotangent per output]}`` for the leaf nodes."""
         B = self.parent
         acc: dict[Node, list] = {}
-        roots = []
+        stack = []
         for pay, g in zip(outs, cts):
             if pay is None or g is None:
                 continue
             node, i = pay
-            slot = acc.setdefault(node, [None] * (len(node.avals) if node.avals else 1))
+            slot = acc.get(node)
+            if slot is None:
+                slot = acc[node] = [None] * (len(node.avals) if node.avals else 1)
+                stack.append(node)
             slot[i] = g if slot[i] is None else B.binary("add", slot[i], g)
-            roots.append(node)
-        # the nodes reachable from the roots, in reverse creation order (a topological order)
-        seen = set()
+        # the nodes reachable from the roots, in reverse creation order (a topological order:
+        # a node is created after its parents)
+        seen = set(stack)
         order = []
-        stack = list(roots)
         while stack:
             n = stack.pop()
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
             order.append(n)
             for p in n.parents:
-                if p is not None and id(p[0]) not in seen:
-                    stack.append(p[0])
-        order.sort(key=lambda n: n.seq, reverse=True)
+                if p is not None:
+                    pn = p[0]
+                    if pn not in seen:
+                        seen.add(pn)
+                        stack.append(pn)
+        if len(order) > 1:
+            order.sort(key=_seq_key, reverse=True)
         leaves = {}
         for n in order:
             slot = acc.pop(n, None)
