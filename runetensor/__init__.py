@@ -43,3 +43,4 @@ from ._autodiff import (check_grads, custom_jvp, custom_vjp, detach, grad, hessi
                         tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vjp)
 
 __all__ += _autodiff.__all__
+from . import random  # noqa: E402  (runetensor.random: functional random keys)
