@@ -49,11 +49,14 @@ What each rule supports (both modes, batched, float32/float64/complex64/complex1
   ``r = a x - b``; ``sv`` as ``svdvals``; ``rank`` carries no derivative.
 
 Degeneracies: where two eigenvalues (singular values) are exactly equal, or a singular value is
-exactly zero, the factor ``1 / (w_j - w_i)`` (``1 / s``) that would be infinite is taken as 0.
-That gives the right derivative for functions that do not depend on the choice of basis inside
-the degenerate subspace (``v diag(w) v^H``, projectors onto the whole subspace, the eigenvalues
-themselves: ``eigh`` of the identity has a finite gradient) and a finite but meaningless value
-for the others.  Nearly equal values give large derivatives (the problem is ill-conditioned).
+exactly zero, the terms with the factor ``1 / (w_j - w_i)`` (``1 / s``) that would be infinite are
+dropped (taken as 0) instead of giving inf/NaN.  Gradients that reach only the eigenvalues
+(singular values) of ``eigh``/``svd``/``eig`` then equal those of ``eigvalsh``/``svdvals``/
+``eigvals``, right for functions symmetric in the tied values (their sum, ``sum(log(w))``: the
+gradient of ``sum(log(eigh(I)[0]))`` is finite and right).  Through the eigenvectors at a tie the
+derivative does not exist and the value is finite but meaningless (also for ``v diag(w) v^H``,
+whose true derivative needs the limit ``(w_j - w_i) / (w_j - w_i) = 1``; JAX gives NaN there).
+Nearly equal values give large derivatives (the problem is ill-conditioned).
 
 FFT (all linear): the JVP is the transform of the tangent; the VJP is the transpose: ``fft`` and
 ``ifft`` are symmetric matrices (the transpose is the same transform with the same ``norm``,
@@ -67,7 +70,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as D
-from ._primitives import add, prim, reshape, zeros, zeros_like
+from ._primitives import add, prim, reshape, zeros_like
 
 # ---------------------------------------------------------------------------
 # matrix helpers on handles of a backend B
@@ -362,12 +365,7 @@ def _split_cols(B, h, m):
 
 
 def _concat_cols(B, x, y):
-    shp = x.shape[:-1] + (x.shape[-1] + y.shape[-1],)
-    z = zeros(B, shp, B.dtype(x))
-    lead = tuple(slice(0, s, 1) for s in shp[:-1])
-    B.assign(B.view_index(z, lead + (slice(0, x.shape[-1], 1),)), x)
-    B.assign(B.view_index(z, lead + (slice(x.shape[-1], shp[-1], 1),)), y)
-    return z
+    return B.concatenate((x, y), x.ndim - 1)
 
 
 def _qr_jvp(B, ts, xs, out, mode="reduced"):
@@ -693,16 +691,13 @@ def _resize(B, h, axes, lens):
     shp = list(h.shape)
     for a, n in zip(axes, lens):
         shp[a] = n
-    shp = tuple(shp)
-    if shp == h.shape:
+    if tuple(shp) == h.shape:
         return h
-    common = tuple(slice(0, min(p, q), 1) for p, q in zip(h.shape, shp))
-    src = B.view_index(h, common)
-    if all(p <= q for p, q in zip(shp, h.shape)):  # crop only
-        return src
-    z = zeros(B, shp, B.dtype(h))
-    B.assign(B.view_index(z, common), src)
-    return z
+    if any(q < p for p, q in zip(h.shape, shp)):
+        h = B.view_index(h, tuple(slice(0, min(p, q), 1) for p, q in zip(h.shape, shp)))
+    if any(q > p for p, q in zip(h.shape, shp)):
+        h = B.pad(h, tuple((0, q - p) for p, q in zip(h.shape, shp)), 0)
+    return h
 
 
 def _fft_jvp(op):
