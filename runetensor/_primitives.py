@@ -612,20 +612,33 @@ def _as_strided_jvp(B, ts, xs, out, shape, strides, offset):
 def _strided_rel(B, x, shape, strides, offset):
     """Flat C-order positions within ``x`` of the elements an as_strided view of x's buffer reads.
 
+    ``x`` may be any strided view without repeated elements (a transpose, a slice with steps):
+    buffer positions are mapped back to x's own elements through an inverse table.
+
     Raises:
-        TypeError: if ``x`` is not C-contiguous or the view reads outside ``x``.
+        TypeError: if ``x`` repeats elements (a broadcast view) or the view reads outside ``x``.
     """
     from ._dtypes import int64
-    if not B.is_c_contiguous(x):
-        raise TypeError("as_strided: under differentiation the tensor must be C-contiguous (make a copy first)")
-    base = B.offset(x)
-    pos = B.arange(0, B.buffer_size(x), 1, int64)
-    idx = B.as_strided(pos, shape, strides, offset)
-    rel = B.binary("sub", B.contiguous(idx), base)
-    if idx.size:
-        bad = B.binary("logical_or", B.binary("lt", rel, 0), B.binary("ge", rel, x.size))
-        if any_true(B, bad):
-            raise TypeError("as_strided: under differentiation the view must stay within the tensor's own elements")
+    n = B.buffer_size(x)
+    pos = B.arange(0, n, 1, int64)
+    idx = B.contiguous(B.as_strided(pos, shape, strides, offset))
+    outside = TypeError("as_strided: under differentiation the view must stay within the tensor's own elements")
+    if B.is_c_contiguous(x):
+        rel = B.binary("sub", idx, B.offset(x))
+        if idx.size:
+            bad = B.binary("logical_or", B.binary("lt", rel, 0), B.binary("ge", rel, x.size))
+            if any_true(B, bad):
+                raise outside
+        return rel
+    if any(st == 0 and m > 1 for st, m in zip(B.strides(x), x.shape)):
+        raise TypeError("as_strided: under differentiation the tensor must not repeat elements (a broadcast "
+                        "view): make a copy first")
+    xpos = reshape(B, B.contiguous(B.as_strided(pos, x.shape, B.strides(x), B.offset(x))), (x.size,))
+    inv = B.full((n,), -1, int64)
+    B.scatter(inv, (xpos,), B.arange(0, x.size, 1, int64))
+    rel = B.gather(inv, (idx,))
+    if idx.size and any_true(B, B.binary("lt", rel, 0)):
+        raise outside
     return rel
 
 
