@@ -14,6 +14,8 @@ FAMILIES = (
     "_views", "_combine", "_indexing",           # shape, combine, conversion and indexing functions
     "_elementwise", "_reduction", "_sorting", "_products",   # math
     "_linalg", "_fft", "_interop",               # linear algebra, FFT, ecosystem interop
+    "_windows",                                  # extract/combine_patches correlate convolve *_filter
+    "_special",                                  # erf erfc sigmoid relu logsumexp softmax one_hot real imag conj ...
     "_bridge",                                   # to_bigarray(_ext) of_bigarray(_ext)
     "_parallel",                                 # set_num_threads and the fast paths' pool
     "_array_api_methods",                        # __array_namespace__ device to_device mT T

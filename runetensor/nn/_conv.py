@@ -1,0 +1,521 @@
+"""Convolutions and pooling, with the names and parameters of PyTorch's functional ops (NCHW).
+
+``conv1d``/``conv2d``/``conv3d`` are im2col (:func:`runetensor.extract_patches`) followed by
+one (batched) matrix product per call; ``conv_transpose1d/2d/3d`` are the transpose: a matrix
+product followed by col2im (the strided adds of :func:`runetensor.combine_patches`).  Pooling
+reduces the windows of ``extract_patches``.  Everything is built from runetensor operations, so
+``rt.grad`` differentiates it; there is no Python loop over output positions.  Semantics and the
+differences from PyTorch are in ``docs/windows.md``.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any, Sequence
+
+from .. import _dtypes as D
+from .._combine import pad as _pad
+from .._creation import int_range, ones
+from .._reduction import max as _rmax, sum as _rsum
+from .._tensor import Tensor, as_tensor
+from .._views import contiguous, reshape, swapaxes
+from .._windows import _combine_raw, extract_patches
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+
+
+# ---------------------------------------------------------------------------
+# arguments
+# ---------------------------------------------------------------------------
+def _int(v: Any, fname: str, what: str) -> int:
+    if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{fname}: {what} must be an int or a tuple of ints, got {v!r}")
+    return operator.index(v)
+
+
+def _tup(v: Any, nd: int, fname: str, what: str, lo: int) -> tuple[int, ...]:
+    if isinstance(v, (list, tuple)):
+        if len(v) != nd:
+            raise ValueError(f"{fname}: {what} {tuple(v)} must have {nd} entries (one per spatial axis)")
+        out = tuple(_int(x, fname, what) for x in v)
+    else:
+        out = (_int(v, fname, what),) * nd
+    if any(x < lo for x in out):
+        raise ValueError(f"{fname}: {what} {v!r} must be >= {lo}")
+    return out
+
+
+def _t(x: Any, fname: str, like: Tensor | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    return as_tensor(x, fname, backend=None if like is None else like._backend)
+
+
+def _batched(x: Tensor, nd: int, fname: str, what: str = "input") -> tuple[Tensor, bool]:
+    """``x`` with a batch axis (added for an unbatched ``(C, spatial...)`` input) and whether it was added."""
+    if x.ndim == nd + 2:
+        return x, False
+    if x.ndim == nd + 1:
+        return reshape(contiguous(x), (1,) + x.shape), True
+    raise ValueError(f"{fname}: expected a {nd + 2}-d (batched) or {nd + 1}-d (unbatched) {what}, "
+                     f"got shape {x.shape}")
+
+
+def _unbatch(y: Tensor, added: bool) -> Tensor:
+    return reshape(y, y.shape[1:]) if added else y
+
+
+# ---------------------------------------------------------------------------
+# convolution
+# ---------------------------------------------------------------------------
+def _conv_pads(padding: Any, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+               fname: str) -> tuple[tuple[int, int], ...]:
+    nd = len(ks)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding == "same":
+            if any(s != 1 for s in st):
+                raise ValueError(f"{fname}: padding='same' needs stride 1, got stride {st}")
+            tot = [d * (k - 1) for k, d in zip(ks, dl)]
+            return tuple((t // 2, t - t // 2) for t in tot)
+        raise ValueError(f"{fname}: padding must be 'valid', 'same', an int or a tuple of {nd} ints, "
+                         f"got {padding!r}")
+    return tuple((p, p) for p in _tup(padding, nd, fname, "padding", 0))
+
+
+def _groups(groups: Any, fname: str) -> int:
+    g = _int(groups, fname, "groups")
+    if g < 1:
+        raise ValueError(f"{fname}: groups must be >= 1, got {g}")
+    return g
+
+
+def _add_bias(y: Tensor, bias: Any, cout: int, nd: int, fname: str) -> Tensor:
+    if bias is None:
+        return y
+    b = _t(bias, fname, y)
+    if b.shape != (cout,):
+        raise ValueError(f"{fname}: bias of shape {b.shape} does not match the {cout} output channels; "
+                         f"expected shape ({cout},)")
+    return y + reshape(contiguous(b), (cout,) + (1,) * nd)
+
+
+def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any,
+            nd: int, fname: str) -> Tensor:
+    x = _t(x, fname)
+    w = _t(weight, fname, x)
+    if w.ndim != nd + 2:
+        raise ValueError(f"{fname}: weight must have shape (C_out, C_in/groups, {', '.join('k' * nd)}), "
+                         f"got shape {w.shape}")
+    x, added = _batched(x, nd, fname)
+    g = _groups(groups, fname)
+    n, c = x.shape[:2]
+    cout, cg = w.shape[:2]
+    ks = w.shape[2:]
+    if c % g or cout % g:
+        raise ValueError(f"{fname}: groups={g} must divide the input channels ({c}) and the output channels "
+                         f"({cout})")
+    if cg * g != c:
+        raise ValueError(f"{fname}: input has {c} channels but weight of shape {w.shape} expects "
+                         f"{cg * g} (weight.shape[1]={cg} x groups={g})")
+    if 0 in ks:
+        raise ValueError(f"{fname}: weight has an empty kernel axis: shape {w.shape}")
+    st = _tup(stride, nd, fname, "stride", 1)
+    dl = _tup(dilation, nd, fname, "dilation", 1)
+    pads = _conv_pads(padding, ks, st, dl, fname)
+    sp = x.shape[2:]
+    out = []
+    for i in range(nd):
+        eff = dl[i] * (ks[i] - 1) + 1
+        if sp[i] + sum(pads[i]) < eff:
+            raise ValueError(f"{fname}: kernel of size {ks} (dilation {dl}) is larger than the input's spatial "
+                             f"shape {sp} padded by {tuple(p[0] + p[1] for p in pads)}")
+        out.append((sp[i] + sum(pads[i]) - eff) // st[i] + 1)
+    kk = math.prod(ks)
+    p = extract_patches(x, list(ks), st, dl, pads)          # (N, C, K, L)
+    lsz = p.shape[-1]
+    if g == 1:
+        y = reshape(contiguous(w), (cout, c * kk)) @ reshape(p, (n, c * kk, lsz))
+    else:
+        wg = reshape(contiguous(w), (g, cout // g, cg * kk))
+        y = wg @ reshape(p, (n, g, cg * kk, lsz))           # (N, G, C_out/G, L)
+    y = reshape(y, (n, cout) + tuple(out))
+    return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
+
+
+_CONV_DOC = """{nd}-D convolution (cross-correlation, as PyTorch's ``torch.nn.functional.{name}``).
+
+    Args:
+        x: input of shape ``(N, C_in, {sp})``, or ``(C_in, {sp})`` unbatched.
+        weight: ``(C_out, C_in / groups, {ks})``.
+        bias: ``(C_out,)`` or ``None``.
+        stride: an int or {nd} ints (>= 1).
+        padding: ``"valid"`` (none), ``"same"`` (output size = input size; stride 1 only; for an even
+            total ``dilation*(k-1)`` the extra zero goes after), an int or {nd} ints (zeros on both sides).
+        dilation: spacing of the kernel taps, an int or {nd} ints (>= 1).
+        groups: input and output channels are split into ``groups`` independent groups.
+    Returns:
+        ``(N, C_out, {out})`` with ``out = (n + 2*padding - dilation*(k-1) - 1) // stride + 1`` per axis,
+        dtype promoted from ``x`` and ``weight``.
+    Raises:
+        ValueError: bad ranks, channel counts not matching ``weight.shape[1] * groups``, groups not dividing
+            the channels, a bad bias shape, a bad padding string, ``"same"`` with a stride, a kernel larger
+            than the padded input.
+        TypeError: non-integer stride/padding/dilation/groups.
+"""
+
+
+def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd(x, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd(x, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd(x, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+conv1d.__doc__ = _CONV_DOC.format(nd=1, name="conv1d", sp="L", ks="k", out="L_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.create(rt.float32, [1, 1, 5], [1., 2., 3., 4., 5.])
+    >>> print(nn.conv1d(x, rt.create(rt.float32, [1, 1, 2], [1., -1.]), padding=1))
+    [[[-1, -1, -1, -1, -1, 5]]]
+    """
+conv2d.__doc__ = _CONV_DOC.format(nd=2, name="conv2d", sp="H, W", ks="kh, kw", out="H_out, W_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.ones(rt.float32, [2, 3, 8, 8])
+    >>> w = rt.ones(rt.float32, [4, 3, 3, 3])
+    >>> nn.conv2d(x, w, padding="same").shape
+    (2, 4, 8, 8)
+    >>> print(nn.conv2d(x, w, stride=4)[0, 0])
+    [[27, 27],
+     [27, 27]]
+    """
+conv3d.__doc__ = _CONV_DOC.format(nd=3, name="conv3d", sp="D, H, W", ks="kd, kh, kw",
+                                  out="D_out, H_out, W_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> nn.conv3d(rt.ones(rt.float32, [1, 2, 4, 4, 4]), rt.ones(rt.float32, [6, 1, 2, 2, 2]), groups=2).shape
+    (1, 6, 3, 3, 3)
+    """
+
+
+def _conv_transposend(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,
+                      groups: Any, dilation: Any, nd: int, fname: str) -> Tensor:
+    x = _t(x, fname)
+    w = _t(weight, fname, x)
+    if w.ndim != nd + 2:
+        raise ValueError(f"{fname}: weight must have shape (C_in, C_out/groups, {', '.join('k' * nd)}), "
+                         f"got shape {w.shape}")
+    x, added = _batched(x, nd, fname)
+    g = _groups(groups, fname)
+    n, c = x.shape[:2]
+    cin, cog = w.shape[:2]
+    ks = w.shape[2:]
+    if cin != c:
+        raise ValueError(f"{fname}: input has {c} channels but weight of shape {w.shape} expects {cin} "
+                         f"(weight.shape[0])")
+    if c % g:
+        raise ValueError(f"{fname}: groups={g} must divide the input channels ({c})")
+    if 0 in ks:
+        raise ValueError(f"{fname}: weight has an empty kernel axis: shape {w.shape}")
+    if isinstance(padding, str):
+        raise ValueError(f"{fname}: padding must be an int or a tuple of {nd} ints, got {padding!r}")
+    st = _tup(stride, nd, fname, "stride", 1)
+    dl = _tup(dilation, nd, fname, "dilation", 1)
+    pd = _tup(padding, nd, fname, "padding", 0)
+    op = _tup(output_padding, nd, fname, "output_padding", 0)
+    for i in range(nd):
+        if op[i] >= st[i] and op[i] >= dl[i]:
+            raise ValueError(f"{fname}: output_padding {op} must be smaller than the stride {st} or the "
+                             f"dilation {dl}")
+    sp = x.shape[2:]
+    out = tuple((sp[i] - 1) * st[i] - 2 * pd[i] + dl[i] * (ks[i] - 1) + op[i] + 1 for i in range(nd))
+    if any(o <= 0 for o in out):
+        raise ValueError(f"{fname}: the output size {out} would not be positive (input {sp}, kernel {ks}, "
+                         f"stride {st}, padding {pd}, dilation {dl})")
+    kk = math.prod(ks)
+    lsz = math.prod(sp)
+    cout = cog * g
+    ci = c // g
+    xg = reshape(contiguous(x), (n, g, ci, lsz))
+    wt = swapaxes(reshape(contiguous(w), (g, ci, cog * kk)), -1, -2)     # (G, C_out/G * K, C_in/G)
+    cols = reshape(wt @ xg, (n, cout, kk, lsz))
+    y = _combine_raw(cols, out, ks, st, dl, tuple((p, p) for p in pd), sp)
+    return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
+
+
+_CONVT_DOC = """{nd}-D transposed convolution (as PyTorch's ``torch.nn.functional.{name}``): the
+    transpose (gradient with respect to the input) of ``conv{nd}d`` with the same parameters.
+
+    Args:
+        x: input of shape ``(N, C_in, {sp})``, or ``(C_in, {sp})`` unbatched.
+        weight: ``(C_in, C_out / groups, {ks})``.
+        bias: ``(C_out,)`` or ``None``.
+        stride, padding, dilation: as for the convolution it transposes (ints or {nd} ints; padding
+            removes ``padding`` positions from each side of the output; no strings).
+        output_padding: positions added after the end of each spatial axis (smaller than the stride
+            or the dilation).
+        groups: independent channel groups.
+    Returns:
+        ``(N, C_out, {out})`` with ``out = (n - 1)*stride - 2*padding + dilation*(k-1) + output_padding + 1``.
+    Raises:
+        ValueError: bad ranks, ``C_in != weight.shape[0]``, groups not dividing ``C_in``, a bad
+            output_padding, a non-positive output size, a bias of the wrong shape.
+        TypeError: non-integer parameters.
+"""
+
+
+def conv_transpose1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend(x, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             "conv_transpose1d")
+
+
+def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend(x, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             "conv_transpose2d")
+
+
+def conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend(x, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")
+
+
+conv_transpose1d.__doc__ = _CONVT_DOC.format(nd=1, name="conv_transpose1d", sp="L", ks="k", out="L_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.create(rt.float32, [1, 1, 3], [1., 2., 3.])
+    >>> print(nn.conv_transpose1d(x, rt.create(rt.float32, [1, 1, 2], [1., 10.]), stride=2))
+    [[[1, 10, 2, 20, 3, 30]]]
+    """
+conv_transpose2d.__doc__ = _CONVT_DOC.format(nd=2, name="conv_transpose2d", sp="H, W", ks="kh, kw",
+                                             out="H_out, W_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> y = nn.conv_transpose2d(rt.ones(rt.float32, [1, 4, 5, 5]), rt.ones(rt.float32, [4, 2, 3, 3]),
+    ...                            stride=2, padding=1, output_padding=1)
+    >>> y.shape
+    (1, 2, 10, 10)
+    """
+conv_transpose3d.__doc__ = _CONVT_DOC.format(nd=3, name="conv_transpose3d", sp="D, H, W", ks="kd, kh, kw",
+                                             out="D_out, H_out, W_out") + """
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> nn.conv_transpose3d(rt.ones(rt.float32, [2, 3, 3, 3]), rt.ones(rt.float32, [2, 1, 2, 2, 2])).shape
+    (1, 4, 4, 4)
+    """
+
+
+# ---------------------------------------------------------------------------
+# pooling
+# ---------------------------------------------------------------------------
+def _pool_geometry(sp: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...], pd: tuple[int, ...],
+                   dl: tuple[int, ...], ceil_mode: bool, fname: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(output sizes, extra zeros after the right padding that ceil_mode's last window reaches)."""
+    out, extra = [], []
+    for n, k, s, p, d in zip(sp, ks, st, pd, dl):
+        if 2 * p > k:
+            raise ValueError(f"{fname}: padding {pd} must be at most half of kernel_size {ks}")
+        eff = d * (k - 1) + 1
+        num = n + 2 * p - eff
+        if num < 0:
+            raise ValueError(f"{fname}: kernel_size {ks} (dilation {dl}) is larger than the input's spatial "
+                             f"shape {sp} padded by {pd} on each side")
+        o = (num + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= n + p:
+            o -= 1                    # PyTorch: the last window must start inside the input or the left padding
+        out.append(o)
+        extra.append(max(0, (o - 1) * s + eff - (n + 2 * p)))
+    return tuple(out), tuple(extra)
+
+
+def _pool_args(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any, nd: int,
+               fname: str):
+    x = _t(x, fname)
+    x, added = _batched(x, nd, fname)
+    ks = _tup(kernel_size, nd, fname, "kernel_size", 1)
+    st = ks if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+        else _tup(stride, nd, fname, "stride", 1)
+    pd = _tup(padding, nd, fname, "padding", 0)
+    dl = _tup(dilation, nd, fname, "dilation", 1)
+    if not isinstance(ceil_mode, (builtins.bool, int)):
+        raise TypeError(f"{fname}: ceil_mode must be a bool, got {ceil_mode!r}")
+    out, extra = _pool_geometry(x.shape[2:], ks, st, pd, dl, bool(ceil_mode), fname)
+    return x, added, ks, st, pd, dl, out, extra
+
+
+def _max_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any,
+              nd: int, fname: str) -> Tensor:
+    x, added, ks, st, pd, dl, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                                      nd, fname)
+    d = x.dtype
+    if d.kind == "c":
+        raise TypeError(f"{fname}: complex input ({d}) has no order")
+    if any(pd) or any(extra):
+        fill = float("-inf") if d.kind == "f" else (False if d is D.bool else int_range(d)[0])
+        x = _pad(x, [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(pd, extra)], fill)
+    p = extract_patches(x, list(ks), st, dl, 0)
+    y = reshape(_rmax(p, axes=[-2]), x.shape[:2] + out)
+    return _unbatch(y, added)
+
+
+def _avg_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any, count_include_pad: Any,
+              divisor_override: Any, dilation: Any, nd: int, fname: str) -> Tensor:
+    x, added, ks, st, pd, dl, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                                      nd, fname)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{fname}: expected a float or complex input, got {x.dtype}")
+    sp = x.shape[2:]
+    pads = [(p, p + e) for p, e in zip(pd, extra)]
+    xp = _pad(x, [(0, 0), (0, 0)] + pads, 0) if any(pd) or any(extra) else x
+    s = reshape(_rsum(extract_patches(xp, list(ks), st, dl, 0), axes=[-2]), x.shape[:2] + out)
+    if divisor_override is not None:
+        dv = _int(divisor_override, fname, "divisor_override")
+        if dv == 0:
+            raise ValueError(f"{fname}: divisor_override must be non-zero, got 0")
+        y = s / dv
+    else:
+        # the divisor counts each window's taps in the input (count_include_pad=False) or in the
+        # input and its padding (True), never in the extra zeros ceil_mode's last windows reach
+        m = ones(x.dtype, sp)
+        if count_include_pad:
+            m = _pad(m, [(p, p) for p in pd], 1)
+            m = _pad(m, [(0, e) for e in extra], 0)
+        else:
+            m = _pad(m, pads, 0)
+        cnt = reshape(_rsum(extract_patches(m, list(ks), st, dl, 0), axes=[-2]), out)
+        y = s / cnt
+    return _unbatch(y, added)
+
+
+def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False) -> Tensor:
+    """1-D max pooling over ``(N, C, L)`` (or ``(C, L)``), as ``torch.nn.functional.max_pool1d``.
+
+    Args:
+        x: the input.
+        kernel_size: the window size (an int or a 1-tuple).
+        stride: the step between windows (default: ``kernel_size``).
+        padding: implicit ``-inf`` (floats) or the dtype's minimum on both sides, at most half the kernel.
+        dilation: spacing of the window's taps.
+        ceil_mode: round the output size up (a last, partial window), as PyTorch.
+    Returns:
+        ``(N, C, L_out)``, ``L_out = (L + 2*padding - dilation*(k-1) - 1) // stride + 1`` (rounded up with
+        ``ceil_mode``, unless that window would start in the right padding), ``x``'s dtype.
+    Raises:
+        ValueError: bad rank, padding above half the kernel, a window larger than the padded input.
+        TypeError: non-integer parameters, complex input.
+
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.create(rt.float32, [1, 1, 5], [1., 3., 2., 5., 4.])
+    >>> print(nn.max_pool1d(x, 2))
+    [[[3, 5]]]
+    >>> print(nn.max_pool1d(x, 2, ceil_mode=True))
+    [[[3, 5, 4]]]
+    """
+    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d")
+
+
+def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False) -> Tensor:
+    """2-D max pooling over ``(N, C, H, W)`` (or ``(C, H, W)``), as ``torch.nn.functional.max_pool2d``.
+
+    Args:
+        x: the input.
+        kernel_size: the window size, an int or ``(kh, kw)``.
+        stride: the step between windows (default: ``kernel_size``).
+        padding: implicit ``-inf`` (floats) or the dtype's minimum on both sides, at most half the kernel.
+        dilation: spacing of the window's taps.
+        ceil_mode: round the output size up, as PyTorch.
+    Returns:
+        ``(N, C, H_out, W_out)`` of ``x``'s dtype (sizes as in :func:`max_pool1d`, per axis).
+    Raises:
+        ValueError: bad rank, padding above half the kernel, a window larger than the padded input.
+        TypeError: non-integer parameters, complex input.
+
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.reshape(rt.arange_f(rt.float32, 0., 16., 1.), [1, 1, 4, 4])
+    >>> print(nn.max_pool2d(x, 2))
+    [[[[5, 7],
+       [13, 15]]]]
+    """
+    return _max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d")
+
+
+def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None, *,
+               dilation: Any = 1) -> Tensor:
+    """1-D average pooling over ``(N, C, L)`` (or ``(C, L)``), as ``torch.nn.functional.avg_pool1d``.
+
+    Args:
+        x: a float input.
+        kernel_size: the window size.
+        stride: the step between windows (default: ``kernel_size``).
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up, as PyTorch.
+        count_include_pad: divide by the number of taps in the input and its padding (True, PyTorch's
+            default) or in the input only; the extra positions ``ceil_mode`` reaches never count.
+        divisor_override: divide every window's sum by this instead (PyTorch has it for 2-D only).
+        dilation: spacing of the window's taps (an extension: PyTorch's avg_pool has none).
+    Returns:
+        ``(N, C, L_out)``, sizes as in :func:`max_pool1d`.
+    Raises:
+        ValueError: bad rank, padding above half the kernel, a window larger than the padded input.
+        TypeError: non-integer parameters, integer input.
+
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.create(rt.float32, [1, 1, 4], [1., 2., 3., 4.])
+    >>> print(nn.avg_pool1d(x, 2, padding=1))
+    [[[0.5, 2.5, 2]]]
+    >>> print(nn.avg_pool1d(x, 2, padding=1, count_include_pad=False))
+    [[[1, 2.5, 4]]]
+    """
+    return _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                     dilation, 1, "avg_pool1d")
+
+
+def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None, *,
+               dilation: Any = 1) -> Tensor:
+    """2-D average pooling over ``(N, C, H, W)`` (or ``(C, H, W)``), as ``torch.nn.functional.avg_pool2d``.
+
+    Args:
+        x: a float input.
+        kernel_size: the window size, an int or ``(kh, kw)``.
+        stride: the step between windows (default: ``kernel_size``).
+        padding: implicit zeros on both sides (at most half the kernel).
+        ceil_mode: round the output size up, as PyTorch.
+        count_include_pad: count the padding in the divisor (PyTorch's default) or not.
+        divisor_override: divide every window's sum by this instead.
+        dilation: spacing of the window's taps (an extension: PyTorch's avg_pool has none).
+    Returns:
+        ``(N, C, H_out, W_out)``, sizes as in :func:`max_pool2d`.
+    Raises:
+        ValueError: bad rank, padding above half the kernel, a window larger than the padded input.
+        TypeError: non-integer parameters, integer input.
+
+    >>> import runetensor as rt
+    >>> from runetensor import nn
+    >>> x = rt.reshape(rt.arange_f(rt.float32, 0., 16., 1.), [1, 1, 4, 4])
+    >>> print(nn.avg_pool2d(x, 2))
+    [[[[2.5, 4.5],
+       [10.5, 12.5]]]]
+    """
+    return _avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+                     dilation, 2, "avg_pool2d")
