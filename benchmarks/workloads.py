@@ -435,3 +435,43 @@ def _mlp_step(ctx):
         jg = jax.jit(jax.grad(jloss))
         impls["jax"] = _jax(ctx, lambda: jg(jp, jx, jy))
     return impls
+
+
+# ---------------------------------------------------------------------------
+# conv2d forward + backward (issue 16 s.6)
+# ---------------------------------------------------------------------------
+@workload("conv2d_fwd_bwd", "conv2d forward + backward (input and weight gradients of sum(conv**2)), "
+                            "N=32, 16->32 channels, 32x32, 3x3, padding 1, float32 (PyTorch eager; "
+                            "JAX: jit of grad)", target=2.0, target_kind="vs_torch")
+def _conv2d_fwd_bwd(ctx):
+    rt = ctx.rt
+    from runetensor import nn
+    x = _f32(ctx, 32, 16, 32, 32)
+    w = _f32(ctx, 32, 16, 3, 3) * ctx.np.float32(0.1)
+    impls: dict[str, Callable[[], Any]] = {}
+    rx, rw = rt.asarray(x), rt.asarray(w)
+    g = rt.grad(lambda x, w: rt.sum(nn.conv2d(x, w, padding=1) ** 2), argnums=(0, 1))
+    impls["runetensor"] = lambda: g(rx, rw)
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tx = torch.from_numpy(x.copy()).requires_grad_(True)
+        tw = torch.from_numpy(w.copy()).requires_grad_(True)
+
+        def run_torch():
+            tx.grad = None
+            tw.grad = None
+            (torch.nn.functional.conv2d(tx, tw, padding=1) ** 2).sum().backward()
+            return tx.grad, tw.grad
+        impls["torch"] = run_torch
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, jw = jnp.asarray(x), jnp.asarray(w)
+
+        def jloss(x, w):
+            y = jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)),
+                                             dimension_numbers=("NCHW", "OIHW", "NCHW"))
+            return jnp.sum(y ** 2)
+        jg = jax.jit(jax.grad(jloss, argnums=(0, 1)))
+        impls["jax"] = _jax(ctx, lambda: jg(jx, jw))
+    return impls
