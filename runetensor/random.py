@@ -227,18 +227,11 @@ def fold_in(key: Tensor, data: Any) -> Tensor:
     return rt.reshape(_philox(k, lo, hi, 0, _DOMAIN_FOLD), [4])[:2]
 
 
-def _subkeys(k: Tensor, n: int) -> list[int]:
-    """``n`` sub-key seeds (words 0, 1 of ``P_K(j, 0, 0, 3)``) as 64-bit ints."""
-    rt = _rt()
-    j = rt.arange(D.uint64, 0, n, 1)
-    w = rt.to_array(_philox(k, j, 0, 0, _DOMAIN_SUB))
-    return [int(r[0]) | (int(r[1]) << 32) for r in w]
-
-
 def _sub(k: Tensor, j: int) -> Tensor:
-    """Sub-key ``j`` of ``k`` as a key tensor."""
-    s = _subkeys(k, j + 1)[j]
-    return _rt().create(D.uint32, [2], [s & _MASK32, s >> 32])
+    """Sub-key ``j`` of ``k``: words 0, 1 of ``P_K(j, 0, 0, 3)`` (``0 <= j < 2**32``), a key tensor."""
+    rt = _rt()
+    c = rt.full(D.uint64, [1], j)
+    return rt.reshape(_philox(k, c, 0, 0, _DOMAIN_SUB), [4])[:2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -471,3 +464,539 @@ def bernoulli(key: Tensor, p: Any = 0.5, shape: Sequence[int] | None = None) -> 
         return rt.contiguous(rt.broadcast_to(u < p, shp))
     except MemoryError:
         raise alloc_error(fname, shp, D.bool) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# rejection sampling (truncated_normal, gamma)
+# ---------------------------------------------------------------------------------------------
+
+#: rejection rounds before giving up (each round redraws only the rejected elements)
+_MAX_ROUNDS = 1000
+
+
+def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
+    """``n`` float64 values by vectorised rejection sampling.
+
+    Round ``j`` draws ``nu`` open-interval uniforms for each element still pending from sub-key
+    ``j`` of ``k`` (words 0, 1 of ``P_K(j, 0, 0, 3)``; the ``r``-th pending element in row-major
+    order takes row ``r``), and ``propose(u, idx)`` returns ``(value, accepted)`` for the pending
+    elements ``idx`` (int tensor) given ``u`` of shape ``(m, nu)``.
+    """
+    rt = _rt()
+    out = rt.zeros(D.float64, [n])
+    if n == 0:
+        return out
+    idx = rt.arange(D.int64, 0, n, 1)
+    for j in range(_MAX_ROUNDS):
+        m = idx.shape[0]
+        u = rt.reshape(_open01(_sub(k, j), m * nu, fname), [m, nu])
+        z, ok = propose(u, idx)
+        (pos,) = rt.nonzero(ok)
+        if pos.shape[0]:
+            rt.put(out, rt.take(idx, pos), rt.take(z, pos))
+        if pos.shape[0] == m:
+            return out
+        (rest,) = rt.nonzero(rt.logical_not(ok))
+        idx = rt.take(idx, rest)
+    raise RuntimeError(f"{fname}: {idx.shape[0]} elements still rejected after {_MAX_ROUNDS} rounds")  # pragma: no cover
+
+
+def _flat_param(v: Any, shp: tuple[int, ...]) -> Any:
+    """A parameter as a flat float64 tensor of ``prod(shp)`` elements (a float stays a float)."""
+    rt = _rt()
+    if not isinstance(v, Tensor):
+        return v
+    return rt.reshape(rt.contiguous(rt.broadcast_to(rt.cast(v, D.float64), shp)), [math.prod(shp)])
+
+
+def _pick(v: Any, idx: Tensor) -> Any:
+    return _rt().take(v, idx) if isinstance(v, Tensor) else v
+
+
+def _all_true(cond: Any) -> bool:
+    rt = _rt()
+    if isinstance(cond, Tensor):
+        return cond.size == 0 or builtins.bool(rt.item(rt.all(cond)))
+    return builtins.bool(cond)
+
+
+def truncated_normal(key: Tensor, lower: Any, upper: Any, shape: Sequence[int] | None = None,
+                     dtype: Any = D.float32) -> Tensor:
+    """Standard normal values conditioned on ``lower <= x <= upper``, by exact rejection sampling.
+
+    Robert's (1995) samplers, chosen per element after mirroring ``[lower, upper]`` to
+    ``lower >= 0`` when ``upper <= 0``: for an interval containing 0, normal proposals (uniform
+    proposals accepted with ``exp(-z**2/2)`` when it is narrower than ``sqrt(2 pi)``); for a
+    tail ``[a, b]`` with ``a >= 0``, translated exponential proposals of rate
+    ``(a + sqrt(a**2 + 4)) / 2`` (uniform proposals for short intervals).  Every method is
+    exact; the tails are right however far out (``lower = 30`` works).  Computed in float64,
+    rounded once to ``dtype``.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        lower: the lower bound (a number, ``-inf``, or a tensor).
+        upper: the upper bound (a number, ``inf``, or a tensor); ``lower < upper``.
+        shape: the result's shape; the bounds must broadcast to it.  None (default): their
+            broadcast shape.
+        dtype: a real floating dtype (default float32).
+    Returns:
+        A new tensor of ``shape`` and ``dtype``.
+    Raises:
+        TypeError: for a bad key, a non-float dtype or non-numeric bounds.
+        ValueError: if ``lower < upper`` fails somewhere (or a bound is NaN), or for a bad shape.
+
+    >>> import runetensor as rt
+    >>> x = rt.random.truncated_normal(rt.random.key(0), -1.0, 2.0, (1000,))
+    >>> x.dtype, -1 <= rt.item(rt.min(x)) and rt.item(rt.max(x)) <= 2
+    (rt.float32, True)
+    >>> t = rt.random.truncated_normal(rt.random.key(1), 8.0, float('inf'), (3,), rt.float64)
+    >>> bool(rt.item(rt.min(t)) >= 8)
+    True
+    """
+    fname = "truncated_normal"
+    rt = _rt()
+    _check_key(key, fname)
+    d = _float_dtype(dtype, fname)
+    lo, hi = _num(lower, fname, "lower"), _num(upper, fname, "upper")
+    if not _all_true(lo < hi):
+        raise ValueError(f"truncated_normal: expected lower < upper (and no NaN), got lower={lower!r}, "
+                         f"upper={upper!r}")
+    shp = check_alloc(_result_shape(shape, [lo, hi], fname), D.float64, fname)
+    n = math.prod(shp)
+    a0, b0 = _flat_param(lo, shp), _flat_param(hi, shp)
+
+    def prop(u: Tensor, idx: Tensor) -> tuple[Tensor, Tensor]:
+        a, b = _pick(a0, idx), _pick(b0, idx)
+        m = idx.shape[0]
+        a = rt.broadcast_to(rt.asarray(a, dtype=D.float64) if not isinstance(a, Tensor) else a, [m])
+        b = rt.broadcast_to(rt.asarray(b, dtype=D.float64) if not isinstance(b, Tensor) else b, [m])
+        flip = b <= 0.0
+        a, b = rt.where(flip, -b, a), rt.where(flip, -a, b)
+        u0, u1 = u[:, 0], u[:, 1]
+        w = b - a
+        # the interval contains 0: normal proposals, or uniform ones when narrow
+        zn = rt.sqrt(rt.log(u0) * -2.0) * rt.cos(u1 * (2.0 * math.pi))
+        okn = rt.logical_and(zn >= a, zn <= b)
+        zu = a + w * u0
+        mid_uniform = w < math.sqrt(2.0 * math.pi)
+        oku_mid = u1 <= rt.exp(zu * zu * -0.5)
+        # a tail [a, b], a >= 0: exponential proposals, or uniform ones when short
+        sq = rt.sqrt(a * a + 4.0)
+        alpha = (a + sq) * 0.5
+        ze = a - rt.log(u0) / alpha
+        oke = rt.logical_and(u1 <= rt.exp((ze - alpha) * (ze - alpha) * -0.5), ze <= b)
+        short = w < (2.0 * math.sqrt(math.e)) / (a + sq) * rt.exp((a * a - a * sq) * 0.25)
+        oku_tail = u1 <= rt.exp((a * a - zu * zu) * 0.5)
+        tail = a >= 0.0
+        z = rt.where(tail, rt.where(short, zu, ze), rt.where(mid_uniform, zu, zn))
+        ok = rt.where(tail, rt.where(short, oku_tail, oke), rt.where(mid_uniform, oku_mid, okn))
+        return rt.where(flip, -z, z), ok
+
+    try:
+        r = _rejection(key, n, 2, prop, fname)
+    except MemoryError:
+        raise alloc_error(fname, shp, d) from None
+    r = rt.reshape(r, shp)
+    return rt.cast(r, d) if d is not D.float64 else r
+
+
+def _log_gamma(k: Tensor, a: Any, shp: tuple[int, ...], fname: str) -> Tensor:
+    """Logarithms of Gamma(a, 1) samples (float64, shape ``shp``): Marsaglia and Tsang (2000) for
+    ``a >= 1``; for ``a < 1``, ``Gamma(a + 1) * U**(1/a)`` (in logs: ``+ log(U) / a``)."""
+    rt = _rt()
+    n = math.prod(shp)
+    a0 = _flat_param(a, shp)
+
+    def prop(u: Tensor, idx: Tensor) -> tuple[Tensor, Tensor]:
+        al = _pick(a0, idx)
+        m = idx.shape[0]
+        if not isinstance(al, Tensor):
+            al = rt.full(D.float64, [m], al)
+        small = al < 1.0
+        ab = rt.where(small, al + 1.0, al)
+        dd = ab - 1.0 / 3.0
+        c = 1.0 / rt.sqrt(dd * 9.0)
+        x = rt.sqrt(rt.log(u[:, 0]) * -2.0) * rt.cos(u[:, 1] * (2.0 * math.pi))
+        t = x * c + 1.0
+        ok = t > 0.0
+        tp = rt.where(ok, t, 1.0)
+        v = tp * tp * tp
+        logv = rt.log(v)
+        ok = rt.logical_and(ok, rt.log(u[:, 2]) < x * x * 0.5 + dd - dd * v + dd * logv)
+        lz = rt.log(dd) + logv
+        lz = rt.where(small, lz + rt.log(u[:, 3]) / al, lz)
+        return lz, ok
+
+    return rt.reshape(_rejection(k, n, 4, prop, fname), shp)
+
+
+def _check_positive(v: Any, fname: str, what: str) -> Any:
+    v = _num(v, fname, what)
+    if not _all_true(_rt().logical_and(v > 0, v < math.inf) if isinstance(v, Tensor) else 0 < v < math.inf):
+        raise ValueError(f"{fname}: {what} must be positive and finite, got {v!r}")
+    return v
+
+
+def gamma(key: Tensor, a: Any, shape: Sequence[int] | None = None, dtype: Any = D.float32) -> Tensor:
+    """Gamma(a, 1) random values (density ``x**(a-1) exp(-x) / Gamma(a)``, mean and variance ``a``).
+
+    Marsaglia and Tsang's (2000) squeeze-rejection method for ``a >= 1`` (acceptance above
+    95%), and ``Gamma(a + 1) * U**(1/a)`` for ``a < 1``; computed in float64 and rounded once.
+    Very small ``a`` (below about 0.01 for float32) gives many values that underflow to 0,
+    as the distribution does; :func:`beta` works in logarithms and is unaffected.  Scale by
+    ``theta`` yourself for Gamma(a, theta).
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        a: the shape parameter, a positive finite number or tensor.
+        shape: the result's shape; ``a`` must broadcast to it.  None (default): ``a``'s shape.
+        dtype: a real floating dtype (default float32).
+    Returns:
+        A new tensor of ``shape`` and ``dtype``.
+    Raises:
+        TypeError: for a bad key, a non-float dtype or a non-numeric ``a``.
+        ValueError: if ``a`` is not positive and finite, or for a bad shape.
+
+    >>> import runetensor as rt
+    >>> g = rt.random.gamma(rt.random.key(0), 3.0, (20000,), rt.float64)
+    >>> abs(rt.item(rt.mean(g)) - 3.0) < 0.05
+    True
+    """
+    fname = "gamma"
+    rt = _rt()
+    _check_key(key, fname)
+    d = _float_dtype(dtype, fname)
+    a = _check_positive(a, fname, "a")
+    shp = check_alloc(_result_shape(shape, [a], fname), D.float64, fname)
+    try:
+        r = rt.exp(_log_gamma(key, a, shp, fname))
+    except MemoryError:
+        raise alloc_error(fname, shp, d) from None
+    return rt.cast(r, d) if d is not D.float64 else r
+
+
+def beta(key: Tensor, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = D.float32) -> Tensor:
+    """Beta(a, b) random values (density ``x**(a-1) (1-x)**(b-1) / B(a, b)`` on ``[0, 1]``).
+
+    ``X / (X + Y)`` for ``X ~ Gamma(a)`` and ``Y ~ Gamma(b)`` drawn from the two keys of
+    ``split(key)``, computed from their logarithms (``1 / (1 + exp(log Y - log X))``) so that
+    small ``a``, ``b`` give no 0/0.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        a, b: the shape parameters, positive finite numbers or tensors.
+        shape: the result's shape; ``a`` and ``b`` must broadcast to it.  None (default): their
+            broadcast shape.
+        dtype: a real floating dtype (default float32).
+    Returns:
+        A new tensor of ``shape`` and ``dtype``, values in ``[0, 1]``.
+    Raises:
+        TypeError: for a bad key, a non-float dtype or non-numeric parameters.
+        ValueError: if a parameter is not positive and finite, or for a bad shape.
+
+    >>> import runetensor as rt
+    >>> x = rt.random.beta(rt.random.key(0), 2.0, 5.0, (20000,), rt.float64)
+    >>> abs(rt.item(rt.mean(x)) - 2 / 7) < 0.01
+    True
+    """
+    fname = "beta"
+    rt = _rt()
+    _check_key(key, fname)
+    d = _float_dtype(dtype, fname)
+    a = _check_positive(a, fname, "a")
+    b = _check_positive(b, fname, "b")
+    shp = check_alloc(_result_shape(shape, [a, b], fname), D.float64, fname)
+    ka, kb = split(key, 2)
+    try:
+        lx = _log_gamma(ka, a, shp, fname)
+        ly = _log_gamma(kb, b, shp, fname)
+        r = 1.0 / (rt.exp(ly - lx) + 1.0)
+    except MemoryError:
+        raise alloc_error(fname, shp, d) from None
+    return rt.cast(r, d) if d is not D.float64 else r
+
+
+# ---------------------------------------------------------------------------------------------
+# discrete samplers
+# ---------------------------------------------------------------------------------------------
+
+def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: Any = D.int32) -> Tensor:
+    """Uniform random integers in ``[minval, maxval)``: ``rt.randint``'s unbiased rejection method.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        shape: the result's shape.
+        minval: the smallest value (an int, inclusive).
+        maxval: one past the largest value (an int, exclusive).
+        dtype: an integer dtype (default int32).
+    Returns:
+        A new tensor; ``randint(key(s), shape, lo, hi, d)`` equals
+        ``rt.randint(d, shape, lo, seed=s, high=hi)``.
+    Raises:
+        TypeError: for a bad key, a non-integer dtype, or non-integer bounds.
+        ValueError: if ``minval >= maxval``, or the range does not fit ``dtype``.
+
+    >>> import runetensor as rt
+    >>> print(rt.random.randint(rt.random.key(1), (6,), -3, 3))
+    [1, -3, -1, -2, 2, 1]
+    """
+    fname = "randint"
+    _check_key(key, fname)
+    d = as_dtype(dtype, fname)
+    if d.kind not in "iu":
+        raise TypeError(f"randint: dtype must be an integer type (int4 ... uint64), got {d}")
+    shp = check_alloc(_shape(shape, fname), D.uint64, fname)
+    lo = as_int(minval, fname, "minval")
+    hi = as_int(maxval, fname, "maxval")
+    if lo >= hi:
+        raise ValueError(f"randint: minval must be less than maxval, got minval={lo} >= maxval={hi}")
+    dmin, dmax = int_range(d)
+    if lo < dmin or hi - 1 > dmax:
+        raise ValueError(f"randint: range [{lo}, {hi}) does not fit {d}; expected {dmin} <= minval and "
+                         f"maxval <= {dmax + 1}")
+    try:
+        return _randint(d, shp, _seed_of(key, fname), lo, hi)
+    except MemoryError:
+        raise alloc_error(fname, shp, d) from None
+
+
+def _gumbel(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
+    """Standard Gumbel noise ``-log(-log(u))`` (float64) from open uniforms of the key's stream."""
+    rt = _rt()
+    u = _open01(k, math.prod(shp), fname)
+    return rt.reshape(-rt.log(-rt.log(u)), shp)
+
+
+def categorical(key: Tensor, logits: Tensor, axis: int = -1, shape: Sequence[int] | None = None) -> Tensor:
+    """Random category indices with probabilities ``softmax(logits)`` along ``axis``.
+
+    The Gumbel-max method: ``argmax(logits + G)`` along ``axis`` for independent standard Gumbel
+    ``G = -log(-log(U))`` (53-bit uniforms in the open interval ``(0, 1)``, float64).  A logit of
+    ``-inf`` is never drawn.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        logits: a real float tensor of unnormalised log-probabilities.
+        axis: the categories' axis (default -1).
+        shape: the result's shape; the batch shape (``logits.shape`` without ``axis``) must
+            broadcast to it.  None (default): the batch shape.
+    Returns:
+        A new int32 tensor of ``shape`` with values in ``[0, logits.shape[axis])``.
+    Raises:
+        TypeError: for a bad key or non-float logits.
+        ValueError: for an axis out of range, an empty category axis, or a bad shape.
+
+    >>> import runetensor as rt
+    >>> logits = rt.log(rt.create(rt.float32, [3], [0.2, 0.3, 0.5]))
+    >>> c = rt.random.categorical(rt.random.key(0), logits, shape=(5,))
+    >>> c.shape, c.dtype
+    ((5,), rt.int32)
+    """
+    fname = "categorical"
+    rt = _rt()
+    _check_key(key, fname)
+    if not isinstance(logits, Tensor):
+        raise TypeError(f"categorical: logits must be a tensor, got {type(logits).__name__}")
+    if logits.dtype.kind != "f":
+        raise TypeError(f"categorical: logits must have a real floating dtype, got {logits.dtype}")
+    if logits.ndim == 0:
+        raise ValueError("categorical: logits must have at least one dimension (the categories)")
+    ax = as_int(axis, fname, "axis")
+    if not -logits.ndim <= ax < logits.ndim:
+        raise ValueError(f"categorical: axis {ax} is out of range for logits of rank {logits.ndim}")
+    ax %= logits.ndim
+    ncat = logits.shape[ax]
+    if ncat == 0:
+        raise ValueError("categorical: the category axis is empty")
+    lg = rt.moveaxis(rt.cast(logits, D.float64), ax, -1)
+    batch = tuple(lg.shape[:-1])
+    if shape is None:
+        shp = batch
+    else:
+        shp = _shape(shape, fname)
+        try:
+            ok = broadcast_shapes(shp, batch, fname=fname) == shp
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"categorical: shape {shp} is not compatible with the batch shape {batch} "
+                             "(logits.shape without axis)")
+    check_alloc(shp + (ncat,), D.float64, fname)
+    g = _gumbel(key, shp + (ncat,), fname)
+    return rt.cast(rt.argmax(g + lg, axis=-1), D.int32)
+
+
+def _sort_keys(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
+    """Random uint64 sort keys of shape ``shp`` (words ``2i``, ``2i+1`` of the key's stream)."""
+    rt = _rt()
+    seed = _seed_of(k, fname)
+    be = get_backend()
+    n = math.prod(shp)
+    w = wrap(be.reshape(be.random_bits(seed, 2 * n), (n, 2)), D.uint32, be)
+    hi = rt.lshift(rt.cast(rt.contiguous(w[:, 0]), D.uint64), 32)
+    return rt.reshape(rt.bitwise_or(hi, rt.cast(rt.contiguous(w[:, 1]), D.uint64)), shp)
+
+
+def _random_perm(k: Tensor, n: int, fname: str) -> Tensor:
+    """A uniformly random permutation of ``0 .. n-1`` (int32): the stable argsort of ``n`` random 64-bit words."""
+    return _rt().argsort(_sort_keys(k, (n,), fname))
+
+
+def permutation(key: Tensor, x: Any, axis: int = 0, independent: bool = False) -> Tensor:
+    """A random permutation of ``range(x)``, or of a tensor's slices along ``axis``.
+
+    The permutation is the stable argsort of independent random 64-bit words (one per
+    position): uniform over all ``n!`` orders except for ties of two 64-bit words, which
+    happen with probability below ``n**2 / 2**65``.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        x: an integer ``n >= 0`` (permute ``0 .. n-1``) or a tensor (permute along ``axis``).
+        axis: the axis of a tensor ``x`` (default 0).
+        independent: for a tensor, permute every 1-d slice along ``axis`` independently
+            (default False: one permutation of the whole slices).
+    Returns:
+        An int32 tensor for an integer ``x``; a new tensor of ``x``'s shape and dtype otherwise.
+    Raises:
+        TypeError: for a bad key, or an ``x`` that is neither an int nor a tensor.
+        ValueError: for a negative ``x``, or an axis out of range (a 0-d tensor has none).
+
+    >>> import runetensor as rt
+    >>> p = rt.random.permutation(rt.random.key(0), 6)
+    >>> sorted(rt.to_array(p))
+    [0, 1, 2, 3, 4, 5]
+    >>> t = rt.random.permutation(rt.random.key(0), rt.arange(rt.int32, 0, 6, 1))
+    >>> rt.to_array(t) == rt.to_array(p)
+    True
+    """
+    return _permute(key, x, axis, independent, "permutation")
+
+
+def _permute(key: Tensor, x: Any, axis: int, independent: bool, fname: str) -> Tensor:
+    rt = _rt()
+    _check_key(key, fname)
+    if not isinstance(x, Tensor):
+        if isinstance(x, builtins.bool) or not isinstance(x, builtins.int) and not hasattr(x, "__index__"):
+            raise TypeError(f"{fname}: x must be an integer or a tensor, got {type(x).__name__} {x!r}")
+        n = as_int(x, fname, "x")
+        if n < 0:
+            raise ValueError(f"{fname}: x must be >= 0 for a permutation of range(x), got {n}")
+        check_alloc((n,), D.uint64, fname)
+        return _random_perm(key, n, fname)
+    if x.ndim == 0:
+        raise ValueError(f"{fname}: x must have at least one dimension, got a 0-d tensor")
+    ax = as_int(axis, fname, "axis")
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError(f"{fname}: axis {ax} is out of range for a tensor of rank {x.ndim}")
+    ax %= x.ndim
+    if not independent:
+        return rt.take(x, _random_perm(key, x.shape[ax], fname), axis=ax)
+    order = rt.argsort(_sort_keys(key, tuple(x.shape), fname), axis=ax)
+    return rt.take_along_axis(x, order, axis=ax)
+
+
+def shuffle(key: Tensor, x: Tensor, axis: int = 0) -> Tensor:
+    """``x`` with its slices along ``axis`` in a random order: ``permutation(key, x, axis)``.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        x: a tensor of at least one dimension.
+        axis: the axis to shuffle (default 0).
+    Returns:
+        A new tensor of ``x``'s shape and dtype (``x`` is not modified).
+    Raises:
+        TypeError: for a bad key or a non-tensor ``x``.
+        ValueError: for a 0-d ``x`` or an axis out of range.
+
+    >>> import runetensor as rt
+    >>> t = rt.random.shuffle(rt.random.key(3), rt.arange(rt.int32, 0, 5, 1))
+    >>> sorted(rt.to_array(t))
+    [0, 1, 2, 3, 4]
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"shuffle: x must be a tensor, got {type(x).__name__}")
+    return _permute(key, x, axis, False, "shuffle")
+
+
+def choice(key: Tensor, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
+           axis: int = 0) -> Tensor:
+    """Random elements of ``range(a)`` (or slices of a tensor ``a`` along ``axis``).
+
+    With replacement: uniform indices by :func:`randint` (``p`` None) or Gumbel-max
+    :func:`categorical` draws with ``log(p)`` (``p`` given).  Without replacement: the first
+    entries of a :func:`permutation` (``p`` None), or the Gumbel-top-k trick (the ``k``
+    largest ``log(p) + G``), which draws exactly as successive weighted draws without
+    replacement would.
+
+    Args:
+        key: a key (uint32 tensor of shape ``(2,)``).
+        a: an integer ``n >= 1`` (choose from ``0 .. n-1``) or a tensor (choose slices along ``axis``).
+        shape: the shape of the draws (default ``()``: one draw).
+        replace: draw with replacement (default True).
+        p: None (uniform) or a 1-d tensor/sequence of ``n`` non-negative weights with a positive
+            sum (normalised here).
+        axis: the axis of a tensor ``a`` (default 0).
+    Returns:
+        int32 indices of ``shape`` for an integer ``a``; for a tensor, the chosen slices:
+        shape ``a.shape[:axis] + shape + a.shape[axis+1:]``.
+    Raises:
+        TypeError: for a bad key or an ``a`` that is neither an int nor a tensor.
+        ValueError: for an empty population, bad weights, an axis out of range, or more draws
+            without replacement than there are (non-zero-weight) elements.
+
+    >>> import runetensor as rt
+    >>> c = rt.random.choice(rt.random.key(0), 10, (4,), replace=False)
+    >>> len(set(rt.to_array(c))), c.dtype
+    (4, rt.int32)
+    """
+    fname = "choice"
+    rt = _rt()
+    _check_key(key, fname)
+    if isinstance(a, Tensor):
+        if a.ndim == 0:
+            raise ValueError("choice: a must be an integer or a tensor with at least one dimension")
+        ax = as_int(axis, fname, "axis")
+        if not -a.ndim <= ax < a.ndim:
+            raise ValueError(f"choice: axis {ax} is out of range for a tensor of rank {a.ndim}")
+        ax %= a.ndim
+        n = a.shape[ax]
+    else:
+        if isinstance(a, builtins.bool) or not isinstance(a, builtins.int) and not hasattr(a, "__index__"):
+            raise TypeError(f"choice: a must be an integer or a tensor, got {type(a).__name__} {a!r}")
+        n = as_int(a, fname, "a")
+    if n <= 0:
+        raise ValueError(f"choice: the population is empty (size {n}); expected at least one element")
+    shp = _shape(shape, fname)
+    m = math.prod(shp)
+    logp = None
+    if p is not None:
+        pt = p if isinstance(p, Tensor) else rt.asarray(list(p), dtype=D.float64)
+        if pt.dtype.kind not in "fiu":
+            raise TypeError(f"choice: p must hold real numbers, got {pt.dtype}")
+        if tuple(pt.shape) != (n,):
+            raise ValueError(f"choice: p must have shape ({n},), got {tuple(pt.shape)}")
+        pt = rt.cast(pt, D.float64)
+        if not _all_true(rt.logical_and(pt >= 0, pt < math.inf)) or not rt.item(rt.sum(pt)) > 0:
+            raise ValueError("choice: p must be non-negative and finite with a positive sum")
+        logp = rt.log(pt / rt.sum(pt))
+        if not replace and m > rt.item(rt.sum(rt.cast(pt > 0, D.int64))):
+            raise ValueError(f"choice: cannot draw {m} elements without replacement from "
+                             f"{rt.item(rt.sum(rt.cast(pt > 0, D.int64)))} with non-zero probability")
+    if not replace and m > n:
+        raise ValueError(f"choice: cannot draw {m} elements without replacement from a population of {n}")
+    check_alloc(shp, D.uint64, fname)
+    if replace:
+        if logp is None:
+            idx = randint(key, shp, 0, n, D.int32)
+        else:
+            idx = categorical(key, logp, shape=shp)
+    else:
+        if logp is None:
+            order = _random_perm(key, n, fname)
+        else:
+            order = rt.argsort(_gumbel(key, (n,), fname) + logp, descending=True)
+        idx = rt.reshape(rt.contiguous(order[:m]), shp)
+    if not isinstance(a, Tensor):
+        return rt.cast(idx, D.int32)
+    picked = rt.take(a, rt.reshape(idx, [m]), axis=ax)
+    return rt.reshape(picked, list(a.shape[:ax]) + list(shp) + list(a.shape[ax + 1:]))
