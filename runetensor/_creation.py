@@ -106,7 +106,9 @@ def init(dtype: Any, shape: Sequence[int], f: Callable[[list[int]], Any]) -> Ten
     try:
         values = [f(list(idx)) for idx in itertools.product(*(range(s) for s in shp))]
         return _create(d, shp, values, "init")
-    except MemoryError:  # the Python list of values (8 bytes and more per element) did not fit
+    except MemoryError as e:  # the Python list of values (8 bytes and more per element) did not fit
+        if getattr(e, "_rt_named", False):
+            raise  # an op inside f failed: its own message (named by the backend) stands
         raise alloc_error("init", shp, d) from None
 
 

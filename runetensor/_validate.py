@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["as_int", "as_shape", "as_dtype", "normalize_axis", "normalize_axes", "broadcast_shapes",
            "shape_str", "write_out", "MAX_RANK", "MAX_NBYTES", "check_nbytes", "check_alloc", "check_count",
-           "alloc_error", "store_value", "nbytes_str", "dims_str"]
+           "alloc_error", "store_value", "nbytes_str", "dims_str", "caller_name", "named_memory_error"]
 
 #: The largest rank a tensor may have (NumPy's limit is 64).
 MAX_RANK = 64
@@ -169,6 +169,59 @@ def alloc_error(fname: str, shape: Sequence[int], d: Any) -> MemoryError:
     for s in shape:
         n *= s
     return MemoryError(f"{fname}: cannot allocate {nbytes_str(n)} for shape {dims_str(shape)} {d}")
+
+
+def _ours(f: Any) -> bool:
+    m = f.f_globals.get("__name__", "")
+    return m == "runetensor" or m.startswith("runetensor.")
+
+
+def caller_name(default: str = "runetensor") -> str:
+    """The name of the runetensor function the user called, read off the call stack (error paths
+    only: it walks frames).
+
+    From the caller outward, over the frames of runetensor's own modules up to the first frame of
+    user code: the outermost one that names itself, by its ``fname`` argument or local (the
+    project's convention: ``"add"`` in ``binary_op``, ``"__add__"`` in the operators) or by a
+    public function name (``concatenate``, ``Genarray.create``); helpers (``_x``) and generated
+    closures (``<locals>``) without an ``fname`` do not count.  ``default`` if none does.
+    """
+    import sys
+    f = sys._getframe(1)
+    name = default
+    while f is not None and _ours(f):
+        fn = f.f_locals.get("fname")
+        if type(fn) is str and fn:
+            name = fn
+        else:
+            co = f.f_code
+            q = getattr(co, "co_qualname", co.co_name)
+            if not co.co_name.startswith(("_", "<")) and "<locals>" not in q:
+                name = q
+        f = f.f_back
+    return name
+
+
+def named_memory_error(e: MemoryError, to_dtype: Any = None) -> MemoryError:
+    """A backend's failed allocation (``e``) reworded for the user: ``MemoryError`` naming the
+    function the user called (:func:`caller_name`), the size, the shape and the dtype, as
+    :func:`alloc_error` words it (``__add__: cannot allocate 4.0 TiB for shape (2**20, 2**20)
+    float32``), never NumPy's or the buffer pool's own message.  ``e`` carries the shape and dtype
+    as attributes (NumPy's and the pool's errors do); ``to_dtype`` maps its dtype to runetensor's.
+    An error already reworded comes back unchanged."""
+    if getattr(e, "_rt_named", False):
+        return e
+    name = caller_name()
+    shape = getattr(e, "shape", None)
+    dt = getattr(e, "dtype", None)
+    if shape is not None and dt is not None:
+        if to_dtype is not None:
+            dt = to_dtype(dt)
+        err = alloc_error(name, tuple(shape), dt)
+    else:
+        err = MemoryError(f"{name}: out of memory" + (f" ({e})" if str(e) else ""))
+    err._rt_named = True  # type: ignore[attr-defined]
+    return err
 
 
 def check_count(v: Any, fname: str, what: str, itemsize: int = 8) -> int:

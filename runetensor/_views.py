@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._dtypes import DType
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
-from ._validate import MAX_RANK, as_dtype, as_int, as_shape, normalize_axes, normalize_axis, shape_str
+from ._validate import MAX_RANK, as_dtype, as_int, as_shape, normalize_axes, normalize_axis, shape_str, store_value
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
            "squeeze", "unsqueeze", "squeeze_axis", "unsqueeze_axis", "expand_dims", "transpose",
@@ -676,9 +676,11 @@ def copy(t: Tensor) -> Tensor:
 def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
     """``value`` (a Python scalar, a tensor or nested lists) as something ``be.assign`` accepts for dtype ``d``.
 
-    Python scalars that fit come back unchanged; everything else becomes a
-    handle of dtype ``d`` (C casting).  Raises ``ValueError`` for an integer
-    out of ``d``'s range and ``TypeError`` for complex values into a real dtype.
+    Python and NumPy scalars, and the numbers in nested lists, are checked as ``rt.full``
+    checks its value (``_validate.store_value``): an integer dtype takes integers and integral
+    floats (``ValueError`` for 2.5, NaN, infinity or a value out of range, never a silent
+    truncation), bool takes True/False/0/1.  Tensors are converted to ``d`` as ``astype``
+    converts (C casting).  Raises ``TypeError`` for complex values into a real dtype.
     """
     k = d.kind
     tv = type(value)
@@ -689,12 +691,7 @@ def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
     if tv is builtins.float:
         if k in "fc":
             return value
-        if k == "b":
-            return builtins.bool(value)
-        if value != value or value in (float("inf"), float("-inf")):
-            return be.cast(be.full((), value, D.float64), d)
-        value = builtins.int(value)  # C casting truncates toward zero
-        tv = builtins.int
+        return store_value(value, d, fname)  # 2.0 -> 2; 2.5, NaN and inf raise
     if tv is builtins.int:
         if k in "iu":
             lo, hi = (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) if k == "i" else (0, (1 << d.bits) - 1)
@@ -702,7 +699,7 @@ def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
                 raise ValueError(f"{fname}: value {value} is out of range for {d} (expected {lo} <= value <= {hi})")
             return value
         if k == "b":
-            return builtins.bool(value)
+            return store_value(value, d, fname)  # 0 and 1 only
         try:
             return builtins.float(value) if k == "f" else builtins.complex(value)
         except OverflowError:
@@ -716,6 +713,19 @@ def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
     if not isinstance(value, Tensor):
         if hasattr(value, "__index__") and not hasattr(value, "shape"):
             return value_handle(value.__index__(), d, be, fname)
+        if k in "biu":
+            if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # a NumPy scalar or 0-d array
+                return store_value(value.item(), d, fname)
+            if isinstance(value, (list, tuple)):  # the numbers checked as create() checks its data
+                todo = [value]
+                while todo:
+                    for v in todo.pop():
+                        if isinstance(v, (list, tuple)):
+                            todo.append(v)
+                        elif not isinstance(v, Tensor):
+                            store_value(v.item() if getattr(v, "ndim", None) == 0 and hasattr(v, "item") else v,
+                                        d, fname)
+                value = as_tensor(value, fname, dtype=d, backend=be)
         value = as_tensor(value, fname, backend=be)
     if value._backend is not be:
         if higher_backend(be, value._backend, fname) is be:

@@ -336,7 +336,7 @@ def test_setitem_matches_numpy(arr, data):
     how = data.draw(st.sampled_from(["scalar", "full", "lastdim", "lead1"]))
     if how == "scalar":
         val_np = np.asarray(3).astype(base.dtype)
-        val = 3
+        val = 1 if d is rt.bool else 3  # bool takes True/False/0/1 only (docs/views.md)
     else:
         vshape = {"full": sel_shape, "lastdim": sel_shape[-1:], "lead1": (1,) + sel_shape}[how]
         val_np = (np.arange(int(np.prod(vshape))) % 5 + 1).astype(base.dtype).reshape(vshape)

@@ -175,8 +175,10 @@ class BufferPool:
             try:
                 buf = np.empty(nbytes, np.uint8)
             except MemoryError:  # name the caller's shape and dtype, not the pool's uint8 buffer
-                raise MemoryError(f"cannot allocate {nbytes} bytes for an array of shape {tuple(shape)} "
-                                  f"and dtype {dtype}") from None
+                err = MemoryError(f"cannot allocate {nbytes} bytes for an array of shape {tuple(shape)} "
+                                  f"and dtype {dtype}")
+                err.shape, err.dtype = tuple(shape), dtype  # as NumPy's own (the backend rewords it)
+                raise err from None
             if len(lst) < self.per_size and self._make_room(nbytes):
                 lst.append(buf)
                 self._held += nbytes

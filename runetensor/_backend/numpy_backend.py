@@ -358,6 +358,44 @@ def _grid(h: np.ndarray) -> tuple[int, int, int, int, int]:
     return data, off, max(0, (hi - lo - phase) // isz), lo, hi
 
 
+def _memory_error(e: MemoryError) -> MemoryError:
+    """A failed allocation's ``MemoryError`` (NumPy's or the pool's, carrying shape and dtype),
+    reworded as ``add: cannot allocate 4.0 TiB for shape (2**20, 2**20) float32`` naming the
+    function the user called.  Only on the error path: the primitives' ``try`` costs nothing."""
+    from .._validate import named_memory_error
+    return named_memory_error(e, lambda dt: RT_DTYPE.get(np.dtype(dt), dt))
+
+
+def _bad_element(obj, dtype):
+    """The message for the first element of nested lists ``obj`` that ``dtype`` cannot hold (None if
+    none is found): an integer dtype takes finite numbers within its range (floats are truncated
+    toward zero first, as ``astype`` does); a float dtype takes numbers within float64's range."""
+    kind = dtype.kind
+    if kind in "iu":
+        lo, hi = (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1) if kind == "i" else (0, (1 << dtype.bits) - 1)
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+            continue
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            continue
+        if kind in "iu":
+            if isinstance(v, (float, np.floating)):
+                if not math.isfinite(v):
+                    return f"asarray: value {v} cannot be converted to {dtype} (expected a finite number)"
+                v = int(v)
+            if not lo <= int(v) <= hi:
+                return f"asarray: value {v} is out of range for {dtype} (expected {lo} <= value <= {hi})"
+        elif kind in "fc" and isinstance(v, int):
+            try:
+                float(v)
+            except OverflowError:
+                return f"asarray: value {v} is out of range for {dtype} (beyond the float64 range, about 1.8e308)"
+    return None
+
+
 def _root(x: np.ndarray) -> np.ndarray:
     r = x
     while True:
@@ -439,38 +477,47 @@ class NumpyBackend(Backend):
 
     # -- creation --------------------------------------------------------
     def empty(self, shape, dtype):
-        return _fast.empty(tuple(shape), NP_DTYPE[dtype])  # large: a recycled buffer (no page faults)
+        try:
+            return _fast.empty(tuple(shape), NP_DTYPE[dtype])  # large: a recycled buffer (no page faults)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def full(self, shape, value, dtype):
-        nd = NP_DTYPE[dtype]
-        cd = _COMPUTE.get(nd)
-        if cd is not None:
-            return np.full(shape, np.asarray(value).astype(cd), cd).astype(nd)
-        r = _fast.fill(tuple(shape), value, nd)
-        if r is not None:
-            return r
-        if type(value) in (int, float, bool) and value == 0 and not nd.hasobject \
-                and not (type(value) is float and math.copysign(1.0, value) < 0):
-            return np.zeros(shape, nd)  # calloc: the zero pages are mapped lazily
-        return np.full(shape, value, nd)
-
-    def arange(self, start, stop, step, dtype):
-        nd = NP_DTYPE[dtype]
-        if nd not in _COMPUTE and nd.kind in "iuf":
-            r = _fast.arange(start, stop, step, nd)  # large: filled in threaded chunks, same values
+        try:
+            nd = NP_DTYPE[dtype]
+            cd = _COMPUTE.get(nd)
+            if cd is not None:
+                return np.full(shape, np.asarray(value).astype(cd), cd).astype(nd)
+            r = _fast.fill(tuple(shape), value, nd)
             if r is not None:
                 return r
-        if all(isinstance(v, int) for v in (start, stop, step)):
-            if all(-(1 << 63) <= v < (1 << 63) for v in (start, stop, step)):
-                r = np.arange(start, stop, step, dtype=np.int64)
-            else:  # uint64 values beyond int64: exact offsets in uint64 arithmetic
-                n = len(range(start, stop, step))
-                off = np.arange(n, dtype=np.uint64) * np.uint64(abs(step) % (1 << 64))
-                base = np.uint64(start % (1 << 64))
-                r = base + off if step > 0 else base - off
-        else:
-            r = np.arange(start, stop, step, dtype=np.float64)
-        return r.astype(nd)
+            if type(value) in (int, float, bool) and value == 0 and not nd.hasobject \
+                    and not (type(value) is float and math.copysign(1.0, value) < 0):
+                return np.zeros(shape, nd)  # calloc: the zero pages are mapped lazily
+            return np.full(shape, value, nd)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
+
+    def arange(self, start, stop, step, dtype):
+        try:
+            nd = NP_DTYPE[dtype]
+            if nd not in _COMPUTE and nd.kind in "iuf":
+                r = _fast.arange(start, stop, step, nd)  # large: filled in threaded chunks, same values
+                if r is not None:
+                    return r
+            if all(isinstance(v, int) for v in (start, stop, step)):
+                if all(-(1 << 63) <= v < (1 << 63) for v in (start, stop, step)):
+                    r = np.arange(start, stop, step, dtype=np.int64)
+                else:  # uint64 values beyond int64: exact offsets in uint64 arithmetic
+                    n = len(range(start, stop, step))
+                    off = np.arange(n, dtype=np.uint64) * np.uint64(abs(step) % (1 << 64))
+                    base = np.uint64(start % (1 << 64))
+                    r = base + off if step > 0 else base - off
+            else:
+                r = np.arange(start, stop, step, dtype=np.float64)
+            return r.astype(nd)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def asarray(self, obj, dtype, copy):
         nd = NP_DTYPE[dtype] if dtype is not None else None
@@ -483,10 +530,22 @@ class NumpyBackend(Backend):
         if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
             a = np.asarray(obj)
         else:
+            seq = nd is not None and isinstance(obj, (list, tuple))
             try:
-                a = np.asarray(obj, dtype=_COMPUTE.get(nd, nd) if nd is not None and isinstance(obj, (list, tuple)) else None)
-            except OverflowError as e:
-                raise ValueError(f"asarray: value out of range for {dtype}: {e}") from None
+                a = np.asarray(obj, dtype=_COMPUTE.get(nd, nd) if seq else None)
+            except (OverflowError, ValueError) as e:
+                # NumPy's "Python int too large to convert to C long" / "cannot convert float NaN to
+                # integer": name the element and the dtype's range instead
+                msg = _bad_element(obj, dtype) if seq else None
+                if msg is None:
+                    if not isinstance(e, OverflowError):
+                        raise  # ragged lists...: as before
+                    msg = f"asarray: the values cannot be converted to {dtype}"
+                raise ValueError(msg) from None
+            if seq and nd in _COMPUTE and dtype.kind in "iu" and a.size:  # int4/uint4: computed in int8/uint8
+                info = ml_dtypes.iinfo(nd)
+                if a.min() < int(info.min) or a.max() > int(info.max):
+                    raise ValueError(_bad_element(obj, dtype) or f"asarray: the values do not fit {dtype}")
             if nd is not None:
                 a = a.astype(nd, copy=False)
             elif a.dtype.kind in "US":
@@ -604,125 +663,140 @@ class NumpyBackend(Backend):
 
     # -- elementwise -----------------------------------------------------------
     def unary(self, op, x, out=None):
-        fn = _UNARY[op]
-        if fn is np.expm1 and x.dtype.kind == "c":  # the Array API's special cases
-            return _expm1_complex(x, out)
-        if op in _BIT_OPS and x.dtype in _fast._SIGN:  # with or without out=: the same bits
-            r = _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
+        try:
+            fn = _UNARY[op]
+            if fn is np.expm1 and x.dtype.kind == "c":  # the Array API's special cases
+                return _expm1_complex(x, out)
+            if op in _BIT_OPS and x.dtype in _fast._SIGN:  # with or without out=: the same bits
+                r = _fast.sign_op(op, x) if op in _SIGN_OPS else _fast.bit_test(op, x)
+                if out is None:
+                    return r
+                out[...] = r
+                return out
+            cd = _COMPUTE.get(x.dtype)
+            if cd is None:
+                if out is not None:
+                    r = fn(x, out=out)
+                else:
+                    if x.size >= _FAST_MIN:
+                        f16 = _F16_UNARY.get(op) if x.dtype == _F16 else None
+                        if f16 is not None:
+                            r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL)
+                        elif op == "round" and x.dtype.kind == "f":
+                            r = _fast.round_half_away(x)  # one compiled pass
+                            if r is None:
+                                r = _fast.chunked(fn, (x,), x.dtype)  # a composite: its passes per chunk
+                        else:
+                            r = _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
+                        if r is not None:
+                            return r
+                    r = fn(x)
+                return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
+            if out is None and x.size >= _fast.LOWP_MIN and (isinstance(fn, np.ufunc) or op in _F16_UNARY):
+                # on the float formats, sign/recip/trunc/... are float32's ufuncs (the wrappers only
+                # add integer cases); lowp_call declines int4/uint4
+                r = _fast.lowp_call(_F16_UNARY.get(op, fn), (x,), x.dtype, op in _UNARY_BOOL, op)
+                if r is not None:
+                    return r
+            r = fn(x.astype(cd))
+            if op not in _UNARY_BOOL:
+                r = r.astype(x.dtype)
             if out is None:
-                return r
+                return r if type(r) is np.ndarray else np.asarray(r)
             out[...] = r
             return out
-        cd = _COMPUTE.get(x.dtype)
-        if cd is None:
-            if out is not None:
-                r = fn(x, out=out)
-            else:
-                if x.size >= _FAST_MIN:
-                    f16 = _F16_UNARY.get(op) if x.dtype == _F16 else None
-                    if f16 is not None:
-                        r = _fast.lowp_call(f16, (x,), _F16, op in _UNARY_BOOL)
-                    elif op == "round" and x.dtype.kind == "f":
-                        r = _fast.round_half_away(x)  # one compiled pass
-                        if r is None:
-                            r = _fast.chunked(fn, (x,), x.dtype)  # a composite: its passes per chunk
-                    else:
-                        r = _fast.ufunc_call(_FLOAT_UNARY.get(op, fn) if x.dtype.kind in "fc" else fn, x)
-                    if r is not None:
-                        return r
-                r = fn(x)
-            return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
-        if out is None and x.size >= _fast.LOWP_MIN and (isinstance(fn, np.ufunc) or op in _F16_UNARY):
-            # on the float formats, sign/recip/trunc/... are float32's ufuncs (the wrappers only
-            # add integer cases); lowp_call declines int4/uint4
-            r = _fast.lowp_call(_F16_UNARY.get(op, fn), (x,), x.dtype, op in _UNARY_BOOL, op)
-            if r is not None:
-                return r
-        r = fn(x.astype(cd))
-        if op not in _UNARY_BOOL:
-            r = r.astype(x.dtype)
-        if out is None:
-            return r if type(r) is np.ndarray else np.asarray(r)
-        out[...] = r
-        return out
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def binary(self, op, x, y, out=None):
-        if op == "floordiv":  # Python's floor division, then floor(x / y) at infinities
-            return _floordiv(self, x, y, out)
-        fn = _BINARY[op]
-        if type(x) is _ND:
-            xd = x.dtype
-            big = x.size >= _FAST_MIN or type(y) is _ND and y.size >= _FAST_MIN
-        else:
-            xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
-            big = type(y) is _ND and y.size >= _FAST_MIN
-        if xd not in _COMPUTE:
-            if out is not None:
-                r = fn(x, y, out=out)
+        try:
+            if op == "floordiv":  # Python's floor division, then floor(x / y) at infinities
+                return _floordiv(self, x, y, out)
+            fn = _BINARY[op]
+            if type(x) is _ND:
+                xd = x.dtype
+                big = x.size >= _FAST_MIN or type(y) is _ND and y.size >= _FAST_MIN
             else:
-                if big:
-                    r = _large_binary(op, fn, x, y, xd)
-                    if r is not None:
-                        return r
-                r = fn(x, y)
-            return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
-        cd = _COMPUTE[xd]
-        if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
-            r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL, op)
-            if r is not None:
-                return r
-        xa = x.astype(cd) if isinstance(x, np.ndarray) else np.asarray(x, dtype=cd)
-        ya = y.astype(cd) if isinstance(y, np.ndarray) else np.asarray(y, dtype=cd)
-        r = fn(xa, ya)
-        if op not in _BINARY_BOOL:
-            r = r.astype(xd)
-        if out is None:
-            return r if type(r) is np.ndarray else np.asarray(r)
-        out[...] = r
-        return out
+                xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
+                big = type(y) is _ND and y.size >= _FAST_MIN
+            if xd not in _COMPUTE:
+                if out is not None:
+                    r = fn(x, y, out=out)
+                else:
+                    if big:
+                        r = _large_binary(op, fn, x, y, xd)
+                        if r is not None:
+                            return r
+                    r = fn(x, y)
+                return r if type(r) is _ND else np.asarray(r)  # 0-d: a 0-d array, not a NumPy scalar
+            cd = _COMPUTE[xd]
+            if out is None and (isinstance(fn, np.ufunc) or op in ("div", "pow")):
+                r = _fast.lowp_call(fn, (x, y), xd, op in _BINARY_BOOL, op)
+                if r is not None:
+                    return r
+            xa = x.astype(cd) if isinstance(x, np.ndarray) else np.asarray(x, dtype=cd)
+            ya = y.astype(cd) if isinstance(y, np.ndarray) else np.asarray(y, dtype=cd)
+            r = fn(xa, ya)
+            if op not in _BINARY_BOOL:
+                r = r.astype(xd)
+            if out is None:
+                return r if type(r) is np.ndarray else np.asarray(r)
+            out[...] = r
+            return out
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def where(self, cond, x, y):
-        r = _fast.where(cond, x, y)
-        return r if r is not None else np.where(cond, x, y)
+        try:
+            r = _fast.where(cond, x, y)
+            return r if r is not None else np.where(cond, x, y)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def clip(self, x, lo, hi):
-        cd = _COMPUTE.get(x.dtype)
-        if cd is None:
-            if x.size >= _FAST_MIN:  # NumPy's clip is these ufuncs: take their fast path
-                fn, ops = (_CLIP, (x, lo, hi)) if lo is not None and hi is not None else \
-                    (np.minimum, (x, hi)) if lo is None else (np.maximum, (x, lo))
-                r = _fast.ufunc_call(fn, *ops)
-                if r is not None:
-                    return r
-            return np.asarray(np.clip(x, lo, hi))  # 0-d: a 0-d array, not a NumPy scalar
-        lo = None if lo is None else lo.astype(cd)
-        hi = None if hi is None else hi.astype(cd)
-        return np.asarray(np.clip(x.astype(cd), lo, hi).astype(x.dtype))
+        try:
+            cd = _COMPUTE.get(x.dtype)
+            if cd is None:
+                if x.size >= _FAST_MIN:  # NumPy's clip is these ufuncs: take their fast path
+                    fn, ops = (_CLIP, (x, lo, hi)) if lo is not None and hi is not None else \
+                        (np.minimum, (x, hi)) if lo is None else (np.maximum, (x, lo))
+                    r = _fast.ufunc_call(fn, *ops)
+                    if r is not None:
+                        return r
+                return np.asarray(np.clip(x, lo, hi))  # 0-d: a 0-d array, not a NumPy scalar
+            lo = None if lo is None else lo.astype(cd)
+            hi = None if hi is None else hi.astype(cd)
+            return np.asarray(np.clip(x.astype(cd), lo, hi).astype(x.dtype))
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def cast(self, x, dtype):
-        nd = NP_DTYPE[dtype]
-        if x.dtype == nd:
-            return self.copy(x)
-        if x.dtype.kind in "fc" and nd.kind in "iu" and x.dtype.kind != "O":
-            src = x.real if x.dtype.kind == "c" else x
-            if x.size >= _FAST_MIN and nd not in _COMPUTE and src.dtype in (_F32, _F64):
-                r = _fast.chunked(_float_to_int, (src,), nd)  # its passes chunk by chunk, threaded
-                if r is not None:
-                    return r
-            fin = np.isfinite(src)
-            if not fin.all():
-                src = np.where(fin, src, 0)
-            cd = _COMPUTE.get(nd)
-            if cd is not None:  # int4/uint4: wrap through the wider integer
-                return src.astype(np.int64).astype(nd)
-            if src.dtype.kind == "f" and src.dtype.itemsize <= 2 or src.dtype in _COMPUTE:
-                src = src.astype(np.float32)
-            return src.astype(nd)
-        if x.dtype in _COMPUTE and nd.kind not in "f":
-            return x.astype(_COMPUTE[x.dtype]).astype(nd)
-        if nd in _COMPUTE and x.dtype.kind in "iub" and nd.kind in "iu":
-            return x.astype(np.int64).astype(nd)
-        return _astype(x, nd)
+        try:
+            nd = NP_DTYPE[dtype]
+            if x.dtype == nd:
+                return self.copy(x)
+            if x.dtype.kind in "fc" and nd.kind in "iu" and x.dtype.kind != "O":
+                src = x.real if x.dtype.kind == "c" else x
+                if x.size >= _FAST_MIN and nd not in _COMPUTE and src.dtype in (_F32, _F64):
+                    r = _fast.chunked(_float_to_int, (src,), nd)  # its passes chunk by chunk, threaded
+                    if r is not None:
+                        return r
+                fin = np.isfinite(src)
+                if not fin.all():
+                    src = np.where(fin, src, 0)
+                cd = _COMPUTE.get(nd)
+                if cd is not None:  # int4/uint4: wrap through the wider integer
+                    return src.astype(np.int64).astype(nd)
+                if src.dtype.kind == "f" and src.dtype.itemsize <= 2 or src.dtype in _COMPUTE:
+                    src = src.astype(np.float32)
+                return src.astype(nd)
+            if x.dtype in _COMPUTE and nd.kind not in "f":
+                return x.astype(_COMPUTE[x.dtype]).astype(nd)
+            if nd in _COMPUTE and x.dtype.kind in "iub" and nd.kind in "iu":
+                return x.astype(np.int64).astype(nd)
+            return _astype(x, nd)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     # -- reductions ----------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
@@ -768,43 +842,55 @@ class NumpyBackend(Backend):
         return np.asarray(fn(src, axis=axis, keepdims=keepdims)).astype(np.int64, copy=False)
 
     def scan(self, op, x, axis):
-        acc = _ACCUM.get(x.dtype)
-        src = x if acc is None else x.astype(acc)
-        if op == "cumsum":
-            r = np.cumsum(src, axis=axis, dtype=src.dtype)
-        elif op == "cumprod":
-            r = np.cumprod(src, axis=axis, dtype=src.dtype)
-        elif op == "cummax":
-            r = np.maximum.accumulate(src, axis=axis)
-        elif op == "cummin":
-            r = np.minimum.accumulate(src, axis=axis)
-        else:
-            raise ValueError(f"scan: unknown op {op!r}")
-        return r if acc is None else r.astype(x.dtype)
+        try:
+            acc = _ACCUM.get(x.dtype)
+            src = x if acc is None else x.astype(acc)
+            if op == "cumsum":
+                r = np.cumsum(src, axis=axis, dtype=src.dtype)
+            elif op == "cumprod":
+                r = np.cumprod(src, axis=axis, dtype=src.dtype)
+            elif op == "cummax":
+                r = np.maximum.accumulate(src, axis=axis)
+            elif op == "cummin":
+                r = np.minimum.accumulate(src, axis=axis)
+            else:
+                raise ValueError(f"scan: unknown op {op!r}")
+            return r if acc is None else r.astype(x.dtype)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def argsort(self, x, axis, descending):
-        src = x.astype(_COMPUTE[x.dtype]) if x.dtype in _COMPUTE else x
-        fast = _fast.argsort(src, axis, descending)
-        if fast is not None:
-            return fast
-        if not descending:
-            return np.argsort(src, axis=axis, kind="stable").astype(np.int64, copy=False)
-        n = src.shape[axis]
-        rev = np.flip(src, axis)
-        idx = np.argsort(rev, axis=axis, kind="stable")
-        return (n - 1 - np.flip(idx, axis)).astype(np.int64, copy=False)
+        try:
+            src = x.astype(_COMPUTE[x.dtype]) if x.dtype in _COMPUTE else x
+            fast = _fast.argsort(src, axis, descending)
+            if fast is not None:
+                return fast
+            if not descending:
+                return np.argsort(src, axis=axis, kind="stable").astype(np.int64, copy=False)
+            n = src.shape[axis]
+            rev = np.flip(src, axis)
+            idx = np.argsort(rev, axis=axis, kind="stable")
+            return (n - 1 - np.flip(idx, axis)).astype(np.int64, copy=False)
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def sort(self, x, axis, descending):
-        idx = self.argsort(x, axis, descending)
-        return np.take_along_axis(x, idx, axis=axis), idx
+        try:
+            idx = self.argsort(x, axis, descending)
+            return np.take_along_axis(x, idx, axis=axis), idx
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     # -- gather / scatter ------------------------------------------------------------
     def gather(self, x, key):
-        r = _fast.take_rows(x, key)
-        if r is not None:
-            return r
-        r = x[key]
-        return r if type(r) is np.ndarray else np.asarray(r)  # 0-d index arrays give NumPy scalars
+        try:
+            r = _fast.take_rows(x, key)
+            if r is not None:
+                return r
+            r = x[key]
+            return r if type(r) is np.ndarray else np.asarray(r)  # 0-d index arrays give NumPy scalars
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def scatter(self, x, key, values, mode="set"):
         if mode == "set":
@@ -832,11 +918,14 @@ class NumpyBackend(Backend):
 
     # -- memory --------------------------------------------------------------------------
     def copy(self, x):
-        if x.size >= _FAST_MIN:
-            r = _fast.copy(x)
-            if r is not None:
-                return r
-        return x.copy()
+        try:
+            if x.size >= _FAST_MIN:
+                r = _fast.copy(x)
+                if r is not None:
+                    return r
+            return x.copy()
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     def contiguous(self, x):
         return x if x.flags.c_contiguous else self.copy(x)
@@ -851,10 +940,13 @@ class NumpyBackend(Backend):
 
     # -- products ---------------------------------------------------------------------------
     def matmul(self, a, b):
-        cd = _ACCUM.get(a.dtype)
-        if cd is None:
-            return np.asarray(np.matmul(a, b))  # vector @ vector: a 0-d array, not a NumPy scalar
-        return np.asarray(np.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype))
+        try:
+            cd = _ACCUM.get(a.dtype)
+            if cd is None:
+                return np.asarray(np.matmul(a, b))  # vector @ vector: a 0-d array, not a NumPy scalar
+            return np.asarray(np.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype))
+        except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
+            raise _memory_error(e) from None
 
     # -- host -----------------------------------------------------------------------------------
     def to_host(self, x):

@@ -9,7 +9,7 @@ from .. import _dtypes as D
 from .._backend import get_backend
 from .._dtypes import DType
 from .._tensor import Tensor, as_tensor, wrap
-from .._validate import as_shape
+from .._validate import MAX_NBYTES, alloc_error, as_shape, check_alloc, check_count
 from ._common import PY_SCALARS, arr, check_device, dtype_arg, index_range
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
@@ -47,6 +47,17 @@ def _number(v: Any, fname: str, what: str) -> Any:
     return v
 
 
+def _alloc(fname: str, shape: tuple[int, ...], d: DType, make: Any, *args: Any) -> Any:
+    """``make(*args)`` (a backend call making a fresh handle of ``shape`` and dtype ``d``), after
+    checking that such a buffer can exist; a failed allocation raises ``MemoryError`` naming
+    ``fname``, the size, the shape and the dtype (as ``rt.zeros``)."""
+    check_alloc(shape, d, fname)
+    try:
+        return make(*args)
+    except MemoryError:
+        raise alloc_error(fname, shape, d) from None
+
+
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Tensor:
     """Evenly spaced values in the half-open interval ``[start, stop)``.
@@ -60,7 +71,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     Returns:
         A 1-d array of ``ceil((stop - start) / step)`` elements (none if that is <= 0).
     Raises:
-        ValueError: if ``step`` is 0 or an argument is not finite.
+        ValueError: if ``step`` is 0, an argument is not finite, the values do not fit an integer
+            ``dtype`` or the range is beyond any buffer.
+        MemoryError: naming the size, shape and dtype, if the result cannot be allocated.
 
     >>> import runetensor.array_api as xp
     >>> print(xp.arange(5))
@@ -86,15 +99,33 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         vals = [builtins.float(v) for v in vals]
     else:
         vals = [builtins.int(v) for v in vals]
-    n = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
     if all_int:
-        h = be.arange(vals[0], vals[0] + n * vals[2], vals[2], d) if n else be.empty((0,), d)
+        n = builtins.max(0, -((vals[0] - vals[1]) // vals[2]))  # ceil((stop - start) / step), exactly
     else:
-        # start + i*step, computed in float64: exactly n elements
-        i = be.arange(0, n, 1, D.float64)
-        h = be.binary("add", be.binary("mul", i, vals[2]), vals[0])
-        if d is not D.float64:
-            h = be.cast(h, d)
+        q = (vals[1] - vals[0]) / vals[2]
+        if not q <= MAX_NBYTES:  # inf (overflow, or a tiny step) or beyond any buffer
+            raise ValueError(f"arange: {vals[0]} to {vals[1]} in steps of {vals[2]} is more than 2**63 "
+                             f"values; expected a range that fits a buffer")
+        n = builtins.max(0, math.ceil(q))
+    check_alloc((n,), d, "arange")
+    if all_int and n and d.kind in "iu":
+        from ._data_types import iinfo
+        info = iinfo(d)
+        last = vals[0] + (n - 1) * vals[2]
+        if not (info.min <= vals[0] <= info.max and info.min <= last <= info.max):
+            raise ValueError(f"arange: values {vals[0]} .. {last} do not fit {d} "
+                             f"(expected {info.min} .. {info.max})")
+    try:
+        if all_int and d.kind in "iu":
+            h = be.arange(vals[0], vals[0] + n * vals[2], vals[2], d) if n else be.empty((0,), d)
+        else:
+            # start + i*step, computed in float64: exactly n elements
+            i = be.arange(0, n, 1, D.float64)
+            h = be.binary("add", be.binary("mul", i, builtins.float(vals[2])), builtins.float(vals[0]))
+            if d is not D.float64:
+                h = be.cast(h, d)
+    except MemoryError:
+        raise alloc_error("arange", (n,), d) from None
     return wrap(h, d, be)
 
 
@@ -139,7 +170,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             from ._data_types import iinfo
             info = iinfo(d2)
             if not info.min <= obj <= info.max:
-                raise OverflowError(f"asarray: {obj} is out of range for {d2} [{info.min}, {info.max}]")
+                # the standard leaves it unspecified: the project's ValueError, as rt.asarray
+                raise ValueError(f"asarray: value {obj} is out of range for {d2} "
+                                 f"(expected {info.min} <= value <= {info.max})")
         be = get_backend()
         return wrap(be.full((), obj, d2), d2, be)
     if isinstance(obj, (list, tuple)) and copy is False:
@@ -176,12 +209,13 @@ def empty(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) 
     check_device(device, "empty")
     d = dtype_arg(dtype, "empty") or D.default_float
     be = get_backend()
-    return wrap(be.empty(_shape(shape, "empty"), d), d, be)
+    shp = _shape(shape, "empty")
+    return wrap(_alloc("empty", shp, d, be.empty, shp, d), d, be)
 
 
-def _full(shape: tuple[int, ...], value: Any, d: DType) -> Tensor:
+def _full(shape: tuple[int, ...], value: Any, d: DType, fname: str) -> Tensor:
     be = get_backend()
-    return wrap(be.full(shape, value, d), d, be)
+    return wrap(_alloc(fname, shape, d, be.full, shape, value, d), d, be)
 
 
 def zeros(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -192,7 +226,7 @@ def zeros(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) 
     [0, 0, 0]
     """
     check_device(device, "zeros")
-    return _full(_shape(shape, "zeros"), 0, dtype_arg(dtype, "zeros") or D.default_float)
+    return _full(_shape(shape, "zeros"), 0, dtype_arg(dtype, "zeros") or D.default_float, "zeros")
 
 
 def ones(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -204,7 +238,7 @@ def ones(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -
      [1, 1]]
     """
     check_device(device, "ones")
-    return _full(_shape(shape, "ones"), 1, dtype_arg(dtype, "ones") or D.default_float)
+    return _full(_shape(shape, "ones"), 1, dtype_arg(dtype, "ones") or D.default_float, "ones")
 
 
 def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DType]:
@@ -225,7 +259,9 @@ def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DTyp
             from ._data_types import iinfo
             info = iinfo(d)
             if not info.min <= fill_value <= info.max:
-                raise OverflowError(f"{fname}: fill_value {fill_value} is out of range for {d}")
+                # the standard leaves it unspecified: the project's ValueError, as rt.full
+                raise ValueError(f"{fname}: fill_value {fill_value} is out of range for {d} "
+                                 f"(expected {info.min} <= fill_value <= {info.max})")
         elif not isinstance(fill_value, builtins.int):
             raise TypeError(f"{fname}: fill_value {fill_value!r} does not fit an integer dtype ({d})")
     if d.kind == "b" and not isinstance(fill_value, builtins.bool):
@@ -243,7 +279,9 @@ def full(shape: int | Sequence[int], fill_value: bool | int | float | complex, *
 
     Raises:
         TypeError: if ``fill_value`` does not suit ``dtype`` (a float for an integer dtype...).
-        OverflowError: if an integer ``fill_value`` is out of ``dtype``'s range.
+        ValueError: if an integer ``fill_value`` is out of ``dtype``'s range, or the shape is
+            beyond any buffer.
+        MemoryError: naming the size, shape and dtype, if the result cannot be allocated.
 
     >>> import runetensor.array_api as xp
     >>> a = xp.full((2,), 7)
@@ -254,7 +292,7 @@ def full(shape: int | Sequence[int], fill_value: bool | int | float | complex, *
     """
     check_device(device, "full")
     v, d = _fill_value(fill_value, dtype_arg(dtype, "full"), "full")
-    return _full(_shape(shape, "full"), v, d)
+    return _full(_shape(shape, "full"), v, d, "full")
 
 
 def _like(x: Any, dtype: Any, device: Any, fname: str) -> tuple[Tensor, DType]:
@@ -271,7 +309,8 @@ def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
     rt.int8
     """
     x, d = _like(x, dtype, device, "empty_like")
-    return wrap(x._backend.empty(x._data.shape, d), d, x._backend)
+    shp = x._data.shape
+    return wrap(_alloc("empty_like", shp, d, x._backend.empty, shp, d), d, x._backend)
 
 
 def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -282,7 +321,8 @@ def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
     [0, 0]
     """
     x, d = _like(x, dtype, device, "zeros_like")
-    return wrap(x._backend.full(x._data.shape, 0, d), d, x._backend)
+    shp = x._data.shape
+    return wrap(_alloc("zeros_like", shp, d, x._backend.full, shp, 0, d), d, x._backend)
 
 
 def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -293,7 +333,8 @@ def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     [true, true]
     """
     x, d = _like(x, dtype, device, "ones_like")
-    return wrap(x._backend.full(x._data.shape, 1, d), d, x._backend)
+    shp = x._data.shape
+    return wrap(_alloc("ones_like", shp, d, x._backend.full, shp, 1, d), d, x._backend)
 
 
 def full_like(x: Tensor, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
@@ -306,7 +347,8 @@ def full_like(x: Tensor, /, fill_value: bool | int | float | complex, *, dtype: 
     """
     x, d = _like(x, dtype, device, "full_like")
     v, d = _fill_value(fill_value, d, "full_like")
-    return wrap(x._backend.full(x._data.shape, v, d), d, x._backend)
+    shp = x._data.shape
+    return wrap(_alloc("full_like", shp, d, x._backend.full, shp, v, d), d, x._backend)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
@@ -320,14 +362,12 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     """
     from .._validate import as_int
     check_device(device, "eye")
-    n = as_int(n_rows, "eye", "n_rows")
-    m = n if n_cols is None else as_int(n_cols, "eye", "n_cols")
-    k = as_int(k, "eye", "k")
-    if n < 0 or m < 0:
-        raise ValueError(f"eye: n_rows and n_cols must be >= 0, got {n} and {m}")
     d = dtype_arg(dtype, "eye") or D.default_float
+    n = check_count(n_rows, "eye", "n_rows", d.itemsize)
+    m = n if n_cols is None else check_count(n_cols, "eye", "n_cols", d.itemsize)
+    k = as_int(k, "eye", "k")
     be = get_backend()
-    h = be.full((n, m), 0, d)
+    h = _alloc("eye", (n, m), d, be.full, (n, m), 0, d)
     length = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
     if length:
         diag = be.as_strided(h, (length,), (m + 1,), k if k >= 0 else -k * m)
@@ -365,7 +405,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     The dtype defaults to float64 (complex128 if either end is complex).
 
     Raises:
-        ValueError: if ``num`` is negative.
+        ValueError: if ``num`` is negative or beyond any buffer.
+        MemoryError: naming the size, shape and dtype, if the result cannot be allocated.
 
     >>> import runetensor.array_api as xp
     >>> print(xp.linspace(0, 1, 5))
@@ -389,16 +430,20 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     work = D.complex128 if d.kind == "c" else D.float64
     be = get_backend()
     div = (num - 1) if endpoint else num
-    i = be.cast(be.arange(0, num, 1, D.int64), work)
-    if div > 0:
-        step = (b - a) / div
-        h = be.binary("add", be.binary("mul", i, step), a)
-        if endpoint and num > 1:
-            be.assign(be.view_index(h, (num - 1,)), b)
-    else:
-        h = be.full((num,), a, work)
-    if d is not work:
-        h = be.cast(h, d)
+    check_alloc((num,), work, "linspace")
+    try:
+        i = be.cast(be.arange(0, num, 1, D.int64), work)
+        if div > 0:
+            step = (b - a) / div
+            h = be.binary("add", be.binary("mul", i, step), a)
+            if endpoint and num > 1:
+                be.assign(be.view_index(h, (num - 1,)), b)
+        else:
+            h = be.full((num,), a, work)
+        if d is not work:
+            h = be.cast(h, d)
+    except MemoryError:
+        raise alloc_error("linspace", (num,), d) from None
     return wrap(h, d, be)
 
 
@@ -436,7 +481,7 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
     sizes = [t._data.shape[0] for t in ts]
     if indexing == "xy" and n >= 2:
         sizes[0], sizes[1] = sizes[1], sizes[0]
-    out_shape = tuple(sizes)
+    out_shape = check_alloc(tuple(sizes), d, "meshgrid")
     out = []
     for i, t in enumerate(ts):
         pos = i
@@ -449,7 +494,10 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
         h = be.reshape(h, tuple(shp))
         if h is None:  # pragma: no cover (a 1-d array always reshapes)
             h = be.reshape(be.copy(t._data), tuple(shp))
-        out.append(wrap(be.copy(be.expand(h, out_shape)), d, be))
+        try:
+            out.append(wrap(be.copy(be.expand(h, out_shape)), d, be))
+        except MemoryError:
+            raise alloc_error("meshgrid", out_shape, d) from None
     return out
 
 
@@ -461,6 +509,7 @@ def _tri(x: Tensor, k: int, fname: str, lower: bool) -> Tensor:
         raise ValueError(f"{fname}: expected an array of rank >= 2, got shape {x.shape}")
     be = x._backend
     n, m = x._data.shape[-2:]
+    k = builtins.min(builtins.max(k, -n), m)  # beyond the matrix: the same all/nothing mask, no int64 overflow
     rows = be.reshape(index_range(be, n), (n, 1))
     cols = be.reshape(index_range(be, m), (1, m))
     shifted = be.binary("add", rows, k)

@@ -255,7 +255,7 @@ def infer_dtype(vals: list[Any], default: DType | None = None) -> DType:
 
 
 def from_values(shape: Sequence[int], vals: list[Any], dtype: DType | None = None,
-                default: DType | None = None, be: Any = None) -> Tensor:
+                default: DType | None = None, be: Any = None, fname: str = "harpie") -> Tensor:
     """A tensor of ``shape`` from a flat list of Python values.
 
     0-d tensors among ``vals`` are unwrapped to scalars (keeping their common
@@ -279,7 +279,7 @@ def from_values(shape: Sequence[int], vals: list[Any], dtype: DType | None = Non
         for i, v in enumerate(vals):
             be.scatter(h, (i,), v)
         return wrap(be.reshape(h, shape), D.object_, be)
-    t = as_tensor(vals, "harpie", dtype=dtype, backend=be) if vals else wrap(be.empty((0,), dtype), dtype, be)
+    t = as_tensor(vals, fname, dtype=dtype, backend=be) if vals else wrap(be.empty((0,), dtype), dtype, be)
     return wrap(be.reshape(t._data, shape), dtype, be)
 
 

@@ -84,7 +84,7 @@ def array(shape: Sequence[int], data: Any, dtype: Any = None) -> Any:
         if d is not None and d is not t._dtype:
             t = wrap(t._backend.cast(t._data, d), d, t._backend)
     else:
-        t = from_values((len(lst),), lst, dtype=d)
+        t = from_values((len(lst),), lst, dtype=d, fname="array")
     if t.size != size_of(shp):
         return UnsafeArray(shp, t)
     return reshape(t, shp)

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, binary_op, wrap
+from .._validate import alloc_error, check_alloc
 from ._base import arr, cast, shape_arg
 
 __all__ = ["uniform", "chol", "invtri", "inverse"]
@@ -37,7 +38,8 @@ def uniform(shape: Sequence[int], range: tuple[Any, Any], seed: int | None = Non
             Haskell's ``uniformRM``), floats a float64 array.
         seed: the generator seed.
     Raises:
-        ValueError: if ``lo > hi``.
+        ValueError: if ``lo > hi``, or the shape is beyond any buffer.
+        MemoryError: naming ``uniform``, the shape and the dtype, if it cannot be allocated.
 
     >>> from runetensor import harpie as hp
     >>> u = hp.uniform([2, 3, 4], (0, 9), seed=42)
@@ -53,15 +55,23 @@ def uniform(shape: Sequence[int], range: tuple[Any, Any], seed: int | None = Non
     if isinstance(lo, builtins.int) and isinstance(hi, builtins.int) and not isinstance(lo, builtins.bool):
         if lo > hi:
             raise ValueError(f"uniform: range ({lo}, {hi}) is empty; expected lo <= hi")
-        return rt.randint(rt.int64, shp, lo, seed=seed, high=hi + 1)
+        check_alloc(tuple(shp), D.int64, "uniform")  # sizes are reported as uniform's, not randint's
+        try:
+            return rt.randint(rt.int64, shp, lo, seed=seed, high=hi + 1)
+        except MemoryError:
+            raise alloc_error("uniform", tuple(shp), D.int64) from None
     try:
         lo, hi = builtins.float(lo), builtins.float(hi)
     except (TypeError, ValueError):
         raise TypeError(f"uniform: range must be a pair of numbers (lo, hi), got {range!r}") from None
     if not lo <= hi:  # NaN too
         raise ValueError(f"uniform: range ({lo}, {hi}) is empty; expected lo <= hi")
-    u = rt.rand(rt.float64, shp, seed=seed)
-    return binary_op("add", binary_op("mul", u, hi - lo, "uniform"), lo, "uniform")
+    check_alloc(tuple(shp), D.float64, "uniform")
+    try:
+        u = rt.rand(rt.float64, shp, seed=seed)
+        return binary_op("add", binary_op("mul", u, hi - lo, "uniform"), lo, "uniform")
+    except MemoryError:
+        raise alloc_error("uniform", tuple(shp), D.float64) from None
 
 
 def _square(a: Any, fname: str) -> Tensor:

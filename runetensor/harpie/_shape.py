@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .. import _dtypes as D
 from .._tensor import Tensor, wrap
-from .._validate import MAX_RANK
+from .._validate import MAX_RANK, alloc_error, check_alloc
 from ._base import (UnsafeArray, arr, assign, dims_arg, empty, expand_to, from_values, full,
                     full_key, int_arg, ints_arg, permute, reshape, shape_arg, size_of, view)
 
@@ -506,7 +506,11 @@ def _pad(a: Any, v: Any, s: Sequence[int], fname: str, left: bool) -> Tensor:
         raise ValueError(f"{fname}: cannot pad shape {list(x.shape)} to {shp}")
     vd = from_values((1,), [v])._dtype
     d = x._dtype if vd is x._dtype else D.promote_types(x._dtype, vd)
-    out = full(shp, v, d, x._backend)
+    check_alloc(tuple(shp), d, fname)  # ValueError / MemoryError naming fname, not NumPy's
+    try:
+        out = full(shp, v, d, x._backend)
+    except MemoryError:
+        raise alloc_error(fname, tuple(shp), d) from None
     okey, ikey = [], []
     for n, m in zip(shp, x.shape):
         gap = n - m if left else 0
