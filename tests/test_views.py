@@ -304,7 +304,7 @@ def test_as_strided_hostile(d, n, dims, off):
         return
     r = rt.as_strided(x, shape, strides, off)
     assert r.shape == tuple(shape)
-    if r.size:
+    if 0 < r.size <= 1 << 16:  # (zero strides can make a huge view of a small buffer: not materialised)
         flat = np_values(x)
         idx = off + sum(np.indices(shape)[i] * strides[i] for i in range(len(shape))) if shape else \
             np.array(off)
