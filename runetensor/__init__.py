@@ -38,9 +38,12 @@ __all__ += _load_families(globals())
 __version__ = "0.1.0"
 from . import io  # noqa: E402  (runetensor.io: .npy/.npz, safetensors, text, images)
 from . import _autodiff  # noqa: E402
-from ._autodiff import (check_grads, custom_jvp, custom_vjp, detach, grad, hessian, hvp,  # noqa: E402
-                        jacfwd, jacrev, jvp, linearize, no_grad, register_pytree, stop_gradient,
-                        tree_flatten, tree_leaves, tree_map, tree_unflatten, value_and_grad, vjp)
+from ._autodiff import (check_grads, checkpoint, cond, custom_jvp, custom_vjp, detach,  # noqa: E402
+                        fori_loop, grad, hessian, hvp, jacfwd, jacrev, jvp, linearize, no_grad,
+                        register_pytree, remat, scan, stop_gradient, switch, tree_flatten, tree_leaves,
+                        tree_map, tree_unflatten, value_and_grad, vjp, vmap, while_loop)
+from ._linalg import cond as linalg_cond  # noqa: E402  (rt.cond with a matrix still gives it)
 
-__all__ += _autodiff.__all__
+__all__ += [n for n in _autodiff.__all__ if n not in __all__] + ["linalg_cond"]
 from . import random  # noqa: E402  (runetensor.random: functional random keys)
+from . import optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)

@@ -22,6 +22,7 @@ import operator
 from typing import Any, Sequence
 
 from . import _dtypes as D
+from ._backend.contract import BatchedValueError
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import as_int, normalize_axis, shape_str
 from ._views import check_value_shape, value_handle, write
@@ -268,9 +269,16 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool, i
             kind = kt._dtype.kind
             if kind in "iu":
                 if kt._data.ndim == 0:
-                    items.append(builtins.int(be.to_list(kt._data)))
-                    consumed += 1
-                    continue
+                    try:
+                        items.append(builtins.int(be.to_list(kt._data)))
+                        consumed += 1
+                        continue
+                    except BatchedValueError:
+                        pass  # a different index per lane under vmap: an index array
+                consumed += 1
+                items.append(kt)
+                adv = True
+                continue
                 consumed += 1
             elif kind == "b":
                 consumed += kt._data.ndim

@@ -25,10 +25,10 @@ What each rule supports (both modes, batched, float32/float64/complex64/complex1
   both triangles.  Same for ``eigh``/``eigvalsh`` (``uplo``) and ``pinv(hermitian=True)`` (lower).
 * ``qr``: ``mode="reduced"`` with ``M >= N`` and full column rank, any mode with ``M == N``
   (reduced and complete coincide), and ``M < N`` (``a = Q [R1 R2]`` with ``R1`` invertible).
-  ``mode="complete"`` with ``M > N`` raises ``NotImplementedError`` (the extra columns of Q are
+  ``mode="complete"`` with ``M > N`` raises ``ValueError`` (the extra columns of Q are
   not determined by ``a``).
 * ``svd``: ``full_matrices=False`` (or square input), singular values distinct and, where
-  ``M != N``, non-zero.  ``full_matrices=True`` with ``M != N`` raises ``NotImplementedError``.
+  ``M != N``, non-zero.  ``full_matrices=True`` with ``M != N`` raises ``ValueError``.
   The factors are unique only up to a phase (sign) per singular pair; the rule fixes the gauge
   ``Re(u_i^H du_i) = 0``, ``v_i^H dv_i = 0`` (for complex input the phase moves into ``u``), so
   only functions invariant under ``u_i -> u_i c``, ``v_i -> v_i c`` (``|c| = 1``), such as
@@ -354,7 +354,7 @@ def _qr_tall_vjp(B, q, r, gq, gr):
 def _qr_check(a, mode):
     m, n = a.shape[-2], a.shape[-1]
     if mode == "complete" and m > n:
-        raise NotImplementedError("qr: no derivative for mode='complete' with M > N (the extra columns of Q are "
+        raise ValueError("qr: no derivative for mode='complete' with M > N (the extra columns of Q are "
                                   "not determined by the input); use mode='reduced'")
     return m, n
 
@@ -406,7 +406,7 @@ prim("linalg.qr", jvp=_qr_jvp, vjp=_qr_vjp)
 def _svd_check(a, full_matrices):
     m, n = a.shape[-2], a.shape[-1]
     if full_matrices and m != n:
-        raise NotImplementedError("svd: no derivative for full_matrices=True with M != N (the extra singular "
+        raise ValueError("svd: no derivative for full_matrices=True with M != N (the extra singular "
                                   "vectors are not determined by the input); use full_matrices=False")
     return m, n
 

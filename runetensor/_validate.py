@@ -78,7 +78,10 @@ def write_out(r: Tensor, out: Any, fname: str) -> Tensor:
         from ._tensor import as_level, higher_backend
         if higher_backend(out._backend, r._backend, fname) is not out._backend:
             r = as_level(r, out._backend, fname)
-    out._backend.assign(out._data, r._data)
+    try:
+        out._backend.assign(out._data, r._data)
+    except ValueError as e:
+        raise ValueError(f"{fname}: cannot write into out ({e})") from None
     return out
 
 

@@ -255,8 +255,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     ts = [_diff_tensor(x, "jvp", i) for i, x in enumerate(leaves)]
     P = _top(ts + [t for t in t_leaves if isinstance(t, Tensor)], _parent)
     B = ForwardBackend(P)
-    ins = [wrap(B.new_input(t._data, _handle_at(tv, t, P, "jvp", f"tangent {i}")), t._dtype, B)
-           for i, (t, tv) in enumerate(zip(ts, t_leaves))]
+    in_tangents = [_handle_at(tv, t, P, "jvp", f"tangent {i}") for i, (t, tv) in enumerate(zip(ts, t_leaves))]
+    ins = [wrap(B.new_input(t._data, tg), t._dtype, B) for t, tg in zip(ts, in_tangents)]
     state.stack.append(B)
     try:
         out = f(*tree_unflatten(tree, ins))
@@ -277,7 +277,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
         lows.append(lo)
         if pay is None:
             pay = P.full(lo.shape, 0, lo._dtype)
-        elif pay.shape != lo.shape or not P.is_c_contiguous(pay):
+        elif pay.shape != lo.shape or not P.is_c_contiguous(pay) or _is_one_of(pay, in_tangents):
             pay = P.copy(P.expand(pay, lo.shape) if pay.shape != lo.shape else pay)
         touts.append(wrap(pay, lo._dtype, P))
     res = (tree_unflatten(out_tree, lows), tree_unflatten(out_tree, touts))

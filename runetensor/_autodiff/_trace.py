@@ -89,6 +89,20 @@ def _is_handle(x: Any) -> bool:
     return hasattr(x, "shape") and not isinstance(x, (int, float, complex, bool))
 
 
+def carries_derivative(t: Any) -> bool:
+    """Whether the tensor ``t`` depends on the inputs of a running differentiation (at any level)."""
+    h, be = t._data, t._backend
+    while be.level > 0:
+        if type(h) is Tracer and h.trace is be:
+            if h.payload is not None:
+                return True
+            h = h.primal
+        elif hasattr(h, "primal") and getattr(h, "trace", None) is be:
+            h = h.primal
+        be = be.parent
+    return False
+
+
 def _seq_key(n: "Node") -> int:
     return n.seq
 

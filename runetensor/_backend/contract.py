@@ -151,6 +151,11 @@ LINALG_OPS = ("cholesky", "qr", "svd", "svdvals", "eig", "eigvals", "eigh", "eig
 FFT_OPS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 
 
+class BatchedValueError(ValueError):
+    """Raised by a backend asked for one value where it holds one per lane (under ``rt.vmap``):
+    ``to_list``, ``to_host``... of a batched handle."""
+
+
 class NumericalFailure(ArithmeticError):
     """Raised by ``Backend.linalg`` when the input is numerically unusable
     (singular, not positive definite, no convergence); the frontend turns it

@@ -210,9 +210,20 @@ def assign(dst: Tensor, src: Tensor) -> None:
     dst._backend.assign(dst._data, src._data)
 
 
-def values(t: Tensor) -> list[Any]:
-    """The elements of ``t`` as a flat Python list, row-major (objects for object tensors)."""
+def values(t: Tensor, compute: bool = True) -> list[Any]:
+    """The elements of ``t`` as a flat Python list, row-major (objects for object tensors).
+
+    With ``compute`` (the values feed a computation, as in the per-element paths of ``fmap``,
+    ``zip_with``, ``reduces``...), a tensor that carries a derivative under ``rt.grad``/``rt.jvp``
+    raises ``TypeError``: plain Python numbers would silently drop it.
+    """
     be = t._backend
+    if compute and be.level > 0 and t._dtype.kind in "fc":
+        from .._autodiff._trace import carries_derivative
+        if carries_derivative(t):
+            raise TypeError("harpie: a Python function applied element by element reads plain numbers, which "
+                            "cannot carry the derivative being taken; use runetensor functions (rt.exp, rt.add, "
+                            "rt.sum...) or a function of whole tensors")
     if t._data.ndim == 0:
         v = be.to_list(t._data)
         return [v]
@@ -270,6 +281,12 @@ def from_values(shape: Sequence[int], vals: list[Any], dtype: DType | None = Non
             if isinstance(v, Tensor) and v.ndim == 0 and v._dtype.kind != "O":
                 d0 = v._dtype if d0 is None else D.promote_types(d0, v._dtype)
                 n0 += 1
+        if n0 == len(vals) and any(v._backend.level > 0 for v in vals):
+            # 0-d results under a transformation (rt.grad, rt.vmap): stacked as tensors, so a
+            # derivative or a batch they carry is kept (reading them as numbers would drop it)
+            from .._combine import stack as rt_stack
+            t = rt_stack([v.astype(d0) for v in vals], axis=0)
+            return wrap(t._backend.reshape(t._data, shape), d0, t._backend)
         if n0:  # 0-d typed tensors (e.g. rt.sum results) stand for their element
             vals = [v._backend.to_list(v._data) if isinstance(v, Tensor) and v.ndim == 0 and v._dtype.kind != "O"
                     else v for v in vals]
@@ -478,7 +495,7 @@ def equal(a: Any, b: Any) -> bool:
         if e.ndim == 0:
             return builtins.bool(e._backend.to_list(e._data))
         return builtins.bool(e._backend.to_list(e._backend.reduce("all", e._data, tuple(_range(e.ndim)), False)))
-    return builtins.all(equal(x, y) for x, y in zip(values(a), values(b)))
+    return builtins.all(equal(x, y) for x, y in zip(values(a, False), values(b, False)))
 
 
 # ---------------------------------------------------------------------------
@@ -577,11 +594,11 @@ def show(x: Any) -> str:
     """
     if isinstance(x, Tensor):
         d = x._dtype
-        body = ",".join(_show_scalar(v, d) for v in values(x))
+        body = ",".join(_show_scalar(v, d) for v in values(x, False))
         return "UnsafeArray [" + ",".join(str(s) for s in x.shape) + "] [" + body + "]"
     if isinstance(x, UnsafeArray):
         d = x.vector._dtype
-        body = ",".join(_show_scalar(v, d) for v in values(x.vector))
+        body = ",".join(_show_scalar(v, d) for v in values(x.vector, False))
         return "UnsafeArray [" + ",".join(str(s) for s in x.shape) + "] [" + body + "]"
     if x is None:
         return "()"
@@ -618,7 +635,7 @@ def pretty(a: Any) -> str:
     if not isinstance(a, Tensor):
         return show(a)
     d = a._dtype
-    vals = [_show_scalar(v, d) for v in values(a)]
+    vals = [_show_scalar(v, d) for v in values(a, False)]
     shp = a.shape
     if not shp:
         return vals[0]

@@ -1,0 +1,400 @@
+"""``vmap``, control flow (``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``) and
+rematerialisation (``checkpoint``).
+
+Control flow runs eagerly: a predicate that has one value runs one branch as Python would, so
+``grad`` differentiates whatever ran (loops included, in both modes).  Under ``vmap`` a predicate
+that differs from lane to lane runs both branches and selects per lane (``cond``, ``switch``), or
+keeps looping until every lane is done, freezing the finished lanes (``while_loop``).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from .._tensor import Tensor, as_tensor, wrap
+from ._api import _down, _live_top, _top, _up_outputs, vjp
+from ._batch import BatchBackend, BatchedValueError, BatchTracer, move_out
+from ._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from ._trace import Node, ReverseBackend, state
+
+__all__ = ["vmap", "cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint", "remat"]
+
+
+# ---------------------------------------------------------------------------
+# vmap
+# ---------------------------------------------------------------------------
+def _prefix(spec: Any, x: Any, what: str) -> list:
+    """``spec`` (an int/None, or a pytree prefix of ``x``) expanded to one entry per leaf of ``x``."""
+    if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
+        return [spec] * len(tree_leaves(x))
+    if isinstance(spec, (tuple, list)) and isinstance(x, (tuple, list)):
+        if len(spec) != len(x):
+            raise ValueError(f"vmap: {what} has {len(spec)} entries for {len(x)} values")
+        out = []
+        for s, v in zip(spec, x):
+            out += _prefix(s, v, what)
+        return out
+    if isinstance(spec, dict) and isinstance(x, dict):
+        if set(spec) != set(x):
+            raise ValueError(f"vmap: {what} has keys {sorted(spec)}, the value has {sorted(x)}")
+        out = []
+        for k in sorted(x):
+            out += _prefix(spec[k], x[k], what)
+        return out
+    raise ValueError(f"vmap: {what} must be an int, None or a pytree prefix of the values, got {spec!r}")
+
+
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable:
+    """Vectorise ``f`` over a batch axis: ``vmap(f)(xs)`` stacks ``f(x)`` for each slice ``x`` of ``xs``.
+
+    Every primitive carries the batch axis (nothing loops over the batch in Python); ``vmap``
+    composes with ``grad``, ``jvp`` and itself in any order.
+
+    Args:
+        f: a function of pytrees of tensors.
+        in_axes: for each positional argument, the axis to map over (negative counts from the
+            end), ``None`` for an argument shared by every lane, or a pytree prefix of the
+            arguments (a tuple with one entry per argument, dicts by key).
+        out_axes: where the batch axis goes in each output (an int, or a pytree prefix of the outputs).
+        axis_size: the batch size, needed only when no argument is mapped.
+
+    Returns:
+        The vectorised function.
+
+    Raises:
+        ValueError: (when called) for mapped arguments of different sizes (naming them), an
+            axis out of range, or no mapped argument without ``axis_size``; inside ``f``,
+            reading a value that differs between lanes as one Python value (``float(t)``,
+            ``if t > 0:``) raises ``ValueError`` pointing to ``rt.where`` / ``rt.cond``.
+
+    Random numbers: functions taking a *seed* give every lane the same numbers; pass a batch
+    of keys to give each lane its own.
+
+    >>> import runetensor as rt
+    >>> xs = rt.create(rt.float32, [3, 2], [1., 2., 3., 4., 5., 6.])
+    >>> print(rt.vmap(lambda x: rt.sum(x * x))(xs))
+    [5, 25, 61]
+    >>> print(rt.vmap(lambda x, w: x @ w, in_axes=(0, None))(xs, rt.create(rt.float32, [2], [1., -1.])))
+    [-1, -1, -1]
+    """
+    if not callable(f):
+        raise TypeError(f"vmap: expected a function, got {type(f).__name__}")
+
+    @functools.wraps(f)
+    def vf(*args: Any) -> Any:
+        spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        axes = _prefix(spec, args, "in_axes")
+        leaves, tree = tree_flatten(args)
+        sizes: dict[int, int] = {}
+        ts: list[Any] = []
+        for i, (x, a) in enumerate(zip(leaves, axes)):
+            if a is None:
+                ts.append(x)
+                continue
+            t = x if isinstance(x, Tensor) else as_tensor(x, "vmap")
+            if not -t.ndim <= a < t.ndim:
+                raise ValueError(f"vmap: in_axes {a} is out of range for argument leaf {i} of shape {t.shape}")
+            sizes[i] = t.shape[a % t.ndim]
+            ts.append(t)
+        distinct = set(sizes.values())
+        if axis_size is not None:
+            distinct.add(axis_size)
+        if len(distinct) > 1:
+            detail = ", ".join(f"leaf {i}: {n}" for i, n in sizes.items())
+            raise ValueError(f"vmap: the mapped arguments have different batch sizes ({detail}"
+                             f"{'; axis_size ' + str(axis_size) if axis_size is not None else ''})")
+        if not distinct:
+            raise ValueError("vmap: no argument is mapped (all in_axes are None): give axis_size")
+        n = distinct.pop()
+        P = _top([t for t in ts if isinstance(t, Tensor)])
+        B = BatchBackend(P, n)
+        ins = []
+        for t, a in zip(ts, axes):
+            if a is None:
+                ins.append(t)
+            else:
+                ins.append(wrap(BatchTracer(B, t._data, a % t.ndim), t._dtype, B))
+        state.stack.append(B)
+        try:
+            out = f(*tree_unflatten(tree, ins))
+        finally:
+            state.stack.pop()
+        o_leaves, o_tree = tree_flatten(out)
+        oa = _prefix(tuple(out_axes) if isinstance(out_axes, list) else out_axes, out, "out_axes")
+        res = []
+        for o, a in zip(o_leaves, oa):
+            if not isinstance(o, Tensor):
+                o = as_tensor(o, "vmap")
+            if a is None:
+                if o._backend is B and o._data.bdim is not None:
+                    raise ValueError("vmap: out_axes None for an output that differs between lanes")
+                res.append(wrap(o._data.primal, o._dtype, P) if o._backend is B else o)
+                continue
+            h = o._data if o._backend is B else B._w(o._data, None)
+            nd = o.ndim + 1
+            if not -nd <= a < nd:
+                raise ValueError(f"vmap: out_axes {a} is out of range for an output of rank {o.ndim}")
+            res.append(wrap(move_out(B, h, a % nd), o._dtype, P))
+        return tree_unflatten(o_tree, res)
+    return vf
+
+
+# ---------------------------------------------------------------------------
+# control flow
+# ---------------------------------------------------------------------------
+def _select(c: Tensor, a: Any, b: Any) -> Any:
+    from .._elementwise import where
+    return tree_map(lambda x, y: where(c, x, y), a, b)
+
+
+def _check_same(a: Any, b: Any, fname: str) -> None:
+    la, ta = tree_flatten(a)
+    lb, tb = tree_flatten(b)
+    if ta != tb:
+        raise TypeError(f"{fname}: the branches return different structures: {ta!r} and {tb!r}")
+    for x, y in zip(la, lb):
+        if getattr(x, "shape", None) != getattr(y, "shape", None):
+            raise TypeError(f"{fname}: the branches return different shapes: {getattr(x, 'shape', None)} "
+                            f"and {getattr(y, 'shape', None)}")
+
+
+def cond(pred: Any, true_fn: Any = None, false_fn: Any = None, *operands: Any) -> Any:
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``.
+
+    Eager: a predicate with one value runs one branch (and ``grad`` differentiates it).  Under
+    ``vmap`` with a predicate that differs between lanes, both branches run and the results are
+    selected per lane (the branches must return the same structure and shapes).
+
+    ``rt.cond(a, p=None)`` with a matrix and no functions is the condition number (:func:`rt.linalg_cond`).
+
+    Raises:
+        TypeError: if the branches are not callable, or return different structures under vmap.
+
+    >>> import runetensor as rt
+    >>> x = rt.scalar(rt.float64, 3.)
+    >>> print(rt.cond(x > 0, lambda v: v * 2, lambda v: -v, x))
+    6
+    >>> print(rt.vmap(lambda v: rt.cond(v > 0, lambda u: u * 2, lambda u: -u, v))(rt.create(rt.float64, [2], [3., -4.])))
+    [6, 4]
+    """
+    if not callable(true_fn):
+        from .._linalg import cond as linalg_cond
+        if false_fn is None and not operands:
+            return linalg_cond(pred, true_fn)
+        raise TypeError("cond: expected cond(pred, true_fn, false_fn, *operands) with callable branches")
+    if not callable(false_fn):
+        raise TypeError(f"cond: false_fn must be callable, got {type(false_fn).__name__}")
+    try:
+        p = bool(pred)
+    except BatchedValueError:
+        a = true_fn(*operands)
+        b = false_fn(*operands)
+        _check_same(a, b, "cond")
+        return _select(_as_bool(pred), a, b)
+    return true_fn(*operands) if p else false_fn(*operands)
+
+
+def _as_bool(p: Any) -> Tensor:
+    from .. import _dtypes as D
+    t = p if isinstance(p, Tensor) else as_tensor(p, "cond")
+    return t if t.dtype is D.bool else t != 0
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """``branches[index](*operands)``, the index clamped to ``[0, len(branches) - 1]`` (as JAX).
+
+    Under ``vmap`` with an index that differs between lanes, every branch runs and the results
+    are selected per lane.
+
+    Raises:
+        ValueError: for an empty list of branches.
+
+    >>> import runetensor as rt
+    >>> fs = [lambda v: v + 1, lambda v: v * 10, lambda v: -v]
+    >>> print(rt.switch(1, fs, rt.scalar(rt.float32, 2.)))
+    20
+    """
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: expected at least one branch")
+    k = len(branches)
+    try:
+        i = int(index)
+    except BatchedValueError:
+        from .._elementwise import clip
+        idx = clip(index if isinstance(index, Tensor) else as_tensor(index, "switch"), 0, k - 1)
+        outs = [b(*operands) for b in branches]
+        for o in outs[1:]:
+            _check_same(outs[0], o, "switch")
+        r = outs[-1]
+        for j in range(k - 2, -1, -1):
+            r = _select(idx == j, outs[j], r)
+        return r
+    return branches[min(max(i, 0), k - 1)](*operands)
+
+
+def _lanes_any(c: Tensor) -> bool:
+    r = c._backend.value_range(c._data)
+    return r is not None and bool(r[1])
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, init: Any) -> Any:
+    """``val = init; while cond_fn(val): val = body_fn(val)``; returns ``val``.
+
+    Differentiable in both modes (the eager tape records the iterations that ran).  Under
+    ``vmap`` with a condition that differs between lanes, the loop runs until every lane is
+    done; a finished lane keeps its value.
+
+    >>> import runetensor as rt
+    >>> print(rt.while_loop(lambda v: v < 100, lambda v: v * 3, rt.scalar(rt.int32, 1)))
+    243
+    """
+    val = init
+    while True:
+        c = cond_fn(val)
+        try:
+            go = bool(c)
+        except BatchedValueError:
+            return _batched_while(cond_fn, body_fn, val, _as_bool(c))
+        if not go:
+            return val
+        val = body_fn(val)
+
+
+def _batched_while(cond_fn: Callable, body_fn: Callable, val: Any, c: Tensor) -> Any:
+    while _lanes_any(c):
+        new = body_fn(val)
+        _check_same(val, new, "while_loop")
+        val = _select(c, new, val)
+        c = c & _as_bool(cond_fn(val))
+    return val
+
+
+def fori_loop(lower: int, upper: int, body_fn: Callable, init: Any) -> Any:
+    """``val = init; for i in range(lower, upper): val = body_fn(i, val)``; returns ``val``.
+
+    ``i`` is a Python int when the bounds are; bounds that differ between lanes under ``vmap``
+    go through :func:`while_loop` (``i`` is then a tensor).
+
+    >>> import runetensor as rt
+    >>> print(rt.fori_loop(0, 4, lambda i, v: v + i, rt.scalar(rt.int64, 0)))
+    6
+    """
+    try:
+        lo, hi = int(lower), int(upper)
+    except BatchedValueError:
+        from .. import _dtypes as D
+        from .._creation import scalar
+        start = lower if isinstance(lower, Tensor) else scalar(D.int64, int(lower))
+        _, v = while_loop(lambda s: s[0] < upper, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (start, init))
+        return v
+    val = init
+    for i in range(lo, hi):
+        val = body_fn(i, val)
+    return val
+
+
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reverse: bool = False) -> tuple:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, ys)`` with the
+    ``y`` stacked along a new leading axis (pytrees throughout).
+
+    Args:
+        f: ``(carry, x) -> (carry, y)``.
+        init: the initial carry.
+        xs: a pytree of tensors with a common leading size, or None (then ``length`` is needed
+            and ``x`` is None).
+        length: the number of steps when ``xs`` is None (checked against it otherwise).
+        reverse: loop from the last slice to the first (``ys`` stay in the order of ``xs``).
+
+    Raises:
+        ValueError: for leading sizes that differ, or no ``xs`` and no ``length``.
+
+    >>> import runetensor as rt
+    >>> carry, ys = rt.scan(lambda c, x: (c + x, c * x), rt.scalar(rt.float32, 0.),
+    ...                     rt.create(rt.float32, [4], [1., 2., 3., 4.]))
+    >>> print(carry, ys)
+    10 [0, 2, 9, 24]
+    """
+    from .._combine import stack
+    x_leaves, x_tree = tree_flatten(xs)
+    ns = {x.shape[0] if getattr(x, "ndim", 0) else None for x in x_leaves}
+    if None in ns:
+        raise ValueError("scan: every leaf of xs needs a leading axis")
+    if length is not None:
+        ns.add(length)
+    if len(ns) > 1:
+        raise ValueError(f"scan: the leading sizes differ: {sorted(ns)}")
+    if not ns:
+        raise ValueError("scan: give xs or length")
+    n = ns.pop()
+    carry = init
+    ys: list[Any] = [None] * n
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        x = tree_unflatten(x_tree, [v[i] for v in x_leaves]) if x_leaves else None
+        r = f(carry, x)
+        if not (isinstance(r, tuple) and len(r) == 2):
+            raise TypeError("scan: f must return a pair (carry, y)")
+        carry, ys[i] = r
+    if n == 0:
+        return carry, None
+    y_leaves0, y_tree = tree_flatten(ys[0])
+    cols = [tree_flatten(y)[0] for y in ys]
+    stacked = [stack([c[j] for c in cols], axis=0) for j in range(len(y_leaves0))]
+    return carry, tree_unflatten(y_tree, stacked)
+
+
+# ---------------------------------------------------------------------------
+# rematerialisation
+# ---------------------------------------------------------------------------
+def checkpoint(f: Callable) -> Callable:
+    """``f`` whose intermediates are recomputed in the backward pass instead of kept (alias ``remat``).
+
+    Under reverse-mode differentiation the wrapped call keeps only its inputs; the backward
+    pass runs ``f`` again to differentiate it.  Values and gradients are those of ``f``.
+
+    >>> import runetensor as rt
+    >>> layer = rt.checkpoint(lambda x: rt.tanh(x) * 2)
+    >>> print(rt.grad(lambda x: rt.sum(layer(x)))(rt.create(rt.float64, [2], [0., 1.])))
+    [2, 0.839949]
+    """
+    if not callable(f):
+        raise TypeError(f"checkpoint: expected a function, got {type(f).__name__}")
+
+    @functools.wraps(f)
+    def wrapped(*args: Any) -> Any:
+        leaves, tree = tree_flatten(args)
+        B = _live_top(leaves)
+        if not isinstance(B, ReverseBackend) or state.no_grad:
+            return f(*args)
+        lows, pays = _down(leaves, B)
+        if all(p is None for p in pays):
+            return f(*args)
+        low_args = tree_unflatten(tree, lows)
+        out = f(*low_args)
+        o_leaves, o_tree = tree_flatten(out)
+        avals = tuple((o.shape, o._dtype) for o in o_leaves)
+        diff = [i for i, (lo, p) in enumerate(zip(lows, pays)) if p is not None]
+
+        def node_vjp(g: Any) -> tuple:
+            gs = g if isinstance(g, tuple) else (g,)
+            ct = tree_unflatten(o_tree, [wrap(h, o._dtype, B.parent) for h, o in zip(gs, o_leaves)])
+
+            def again(*xs: Any) -> Any:
+                full = list(lows)
+                for i, x in zip(diff, xs):
+                    full[i] = x
+                return f(*tree_unflatten(tree, full))
+            _, fn = vjp(again, *[lows[i] for i in diff], _parent=B.parent)
+            got = fn(ct)
+            res: list = [None] * len(lows)
+            for i, c in zip(diff, got):
+                res[i] = c._data
+            return tuple(res)
+
+        node = Node(tuple(pays), node_vjp, avals)
+        return _up_outputs(B, out, lambda i, o: (node, i))
+    return wrapped
+
+
+remat = checkpoint
