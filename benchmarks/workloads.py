@@ -475,3 +475,91 @@ def _conv2d_fwd_bwd(ctx):
         jg = jax.jit(jax.grad(jloss, argnums=(0, 1)))
         impls["jax"] = _jax(ctx, lambda: jg(jx, jw))
     return impls
+
+
+# ---------------------------------------------------------------------------
+# vmap (the NumPy column is the same computation written batched by hand)
+# ---------------------------------------------------------------------------
+def _small_mlp(ctx):
+    rng = ctx.np.random.default_rng(11)
+    f32 = ctx.np.float32
+    x = rng.standard_normal((1024, 32), dtype=f32)
+    w1 = (rng.standard_normal((32, 64), dtype=f32) * 0.2).astype(f32)
+    w2 = (rng.standard_normal((64, 8), dtype=f32) * 0.2).astype(f32)
+    return x, w1, w2
+
+
+@workload("vmap_mlp_1024", "rt.vmap of a per-example 32-64-8 tanh MLP forward over 1024 examples "
+                           "(NumPy: the batched computation by hand)", target=0.8)
+def _vmap_mlp(ctx):
+    np, rt = ctx.np, ctx.rt
+    x, w1, w2 = _small_mlp(ctx)
+    rx, r1, r2 = rt.asarray(x), rt.asarray(w1), rt.asarray(w2)
+    per = rt.vmap(lambda e, a, b: rt.tanh(rt.tanh(e @ a) @ b), in_axes=(0, None, None))
+    impls: dict[str, Callable[[], Any]] = {"numpy": lambda: np.tanh(np.tanh(x @ w1) @ w2),
+                                           "runetensor": lambda: per(rx, r1, r2)}
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tx, t1, t2 = (torch.from_numpy(a) for a in (x, w1, w2))
+        tv = torch.func.vmap(lambda e: torch.tanh(torch.tanh(e @ t1) @ t2))
+        impls["torch"] = lambda: tv(tx)
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, j1, j2 = (jnp.asarray(a) for a in (x, w1, w2))
+        jv = jax.jit(jax.vmap(lambda e: jnp.tanh(jnp.tanh(e @ j1) @ j2)))
+        impls["jax"] = _jax(ctx, lambda: jv(jx))
+    return impls
+
+
+@workload("mlp_batched_1024", "the same 32-64-8 tanh MLP forward written batched in runetensor "
+                              "(the reference for vmap_mlp_1024)")
+def _mlp_batched(ctx):
+    np, rt = ctx.np, ctx.rt
+    x, w1, w2 = _small_mlp(ctx)
+    rx, r1, r2 = rt.asarray(x), rt.asarray(w1), rt.asarray(w2)
+    return {"numpy": lambda: np.tanh(np.tanh(x @ w1) @ w2),
+            "runetensor": lambda: rt.tanh(rt.tanh(rx @ r1) @ r2)}
+
+
+@workload("per_example_grads", "rt.vmap(rt.grad(loss), in_axes=(None, 0, 0)) for the 784-256-10 MLP, batch 128 "
+                               "(PyTorch: torch.func.vmap(grad); JAX: jit(vmap(grad)); compare with mlp_step)")
+def _per_example(ctx):
+    rt = ctx.rt
+    x, onehot, params = _mlp_data(ctx)
+    rx, ry = rt.asarray(x), rt.asarray(onehot)
+    rp = tuple(rt.asarray(p) for p in params)
+
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = rt.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        m = rt.max(z, axes=[-1], keepdims=True)
+        lse = rt.log(rt.sum(rt.exp(z - m), axes=[-1], keepdims=True)) + m
+        return rt.sum(lse - rt.sum(z * y, axes=[-1], keepdims=True))
+    pe = rt.vmap(rt.grad(loss), in_axes=(None, 0, 0))
+    impls: dict[str, Callable[[], Any]] = {"runetensor": lambda: pe(rp, rx, ry)}
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tx, ty = torch.from_numpy(x), torch.from_numpy(onehot)
+        tp = tuple(torch.from_numpy(p.copy()) for p in params)
+
+        def tloss(p, x, y):
+            w1, b1, w2, b2 = p
+            z = torch.relu(x @ w1 + b1) @ w2 + b2
+            return (torch.logsumexp(z, dim=-1) - (z * y).sum(-1)).sum()
+        tv = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))
+        impls["torch"] = lambda: tv(tp, tx, ty)
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, jy = jnp.asarray(x), jnp.asarray(onehot)
+        jp = tuple(jnp.asarray(p) for p in params)
+
+        def jloss(p, x, y):
+            w1, b1, w2, b2 = p
+            z = jnp.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+            return jnp.sum(jax.nn.logsumexp(z, axis=-1) - jnp.sum(z * y, axis=-1))
+        jv = jax.jit(jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0)))
+        impls["jax"] = _jax(ctx, lambda: jv(jp, jx, jy))
+    return impls

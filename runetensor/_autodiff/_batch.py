@@ -538,6 +538,16 @@ class BatchBackend(Backend):
         if ba is None and bb is None:
             return self._w(P.matmul(pa, pb), None)
         ra, rb = a.ndim, b.ndim
+        if bb is None and rb == 2 and ra >= 1:
+            # per-lane x @ shared W: one matrix product with the lanes (and x's leading axes) as rows
+            A = self._mv0(pa, ba)
+            k = A.shape[-1]
+            r = P.matmul(_reshape(P, A, (-1, k)), pb)
+            return self._w(_reshape(P, r, A.shape[:-1] + (pb.shape[1],)), 0)
+        if ba is None and ra == 2 and rb == 1:
+            # shared M @ per-lane v: M @ V^T, the lanes as columns
+            V = self._mv0(pb, bb)
+            return self._w(P.matmul(pa, P.permute(V, (1, 0))), 1)
         A, _ = self._b0(a)
         Bm, _ = self._b0(b)
         n = self.n
