@@ -50,7 +50,7 @@ def _ints(v: Any, k: int, fname: str, what: str, lo: int = 1) -> tuple[int, ...]
         out = (_int(v, fname, what),) * k
     for x in out:
         if x < lo:
-            raise ValueError(f"{fname}: {what} {out if len(out) > 1 else out[0]} must be >= {lo}")
+            raise ValueError(f"{fname}: {what} {v!r} must be >= {lo}")
     return out
 
 
