@@ -111,7 +111,8 @@ def _erfc_value(x: Tensor) -> Tensor:
     x = x.astype(D.float64) if d is not D.float64 else x
     small = x < _T_ERFC
     lo = 1.0 - unary_op("erf", x, "erfc")
-    xc = where(small, _T_ERFC, x)  # the continued fraction only sees x >= 1.5 (no 0 divisors)
+    # the continued fraction only sees 1.5 <= x <= 30 (no 0 divisors; erfc(30) underflows to 0, +inf too)
+    xc = where(small, _T_ERFC, where(x > 30.0, 30.0, x))
     # erfc(x) = exp(-x**2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + ...)))))
     f = xc
     for k in range(_CF_TERMS, 0, -1):
