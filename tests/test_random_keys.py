@@ -404,3 +404,14 @@ def test_choice():
         R.choice(K0, 3, p=[1, -1, 1])
     with pytest.raises(TypeError, match="choice"):
         R.choice(K0, "abc")
+
+
+def test_split_and_fold_in_batch_under_vmap():
+    if not hasattr(rt, "vmap"):
+        pytest.skip("rt.vmap not available")
+    ks = R.split(R.key(0), 3)
+    out = rt.vmap(lambda k: R.fold_in(k, 5))(ks)
+    np.testing.assert_array_equal(arr(out), np.stack([arr(R.fold_in(ks[i], 5)) for i in range(3)]))
+    out = rt.vmap(lambda k: R.split(k, 4))(ks)
+    assert out.shape == (3, 4, 2)
+    np.testing.assert_array_equal(arr(out), np.stack([arr(R.split(ks[i], 4)) for i in range(3)]))
