@@ -69,6 +69,12 @@ def _squeeze(r: Tensor, shape: tuple[int, ...], ax: tuple[int, ...]) -> Tensor:
     return reshape(r, [n for i, n in enumerate(shape) if i not in ax])
 
 
+def _value_range(t: Tensor) -> tuple[Any, Any] | None:
+    """``(min, max)`` of a real tensor's values as Python scalars (None if empty): the backend's
+    validating read, which also works under transformations (over every lane under vmap)."""
+    return t._backend.value_range(t._data)
+
+
 def _scalar_float(v: Any, fname: str, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
         raise TypeError(f"{fname}: {what} must be a real number, got {v!r}")

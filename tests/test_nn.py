@@ -583,3 +583,49 @@ def test_mlp_step_gradients():
         return nn.softmax_cross_entropy(nn.linear(h, w2), y)
 
     rt.check_grads(loss, [w1, w2])
+
+
+# ---------------------------------------------------------------------------
+# batching: rt.vmap of each function equals the function applied lane by lane
+# ---------------------------------------------------------------------------
+def _vmap_cases():
+    w = T(RNG.normal(size=(5, 3)))
+    lw = T(RNG.normal(size=(4, 3)))
+    kv = T(RNG.normal(size=(4, 3)))
+    cases = {name: (f, lambda i: (T(X_SMOOTH[i:i + 4]),)) for name, (f, _, _) in ACTIVATIONS.items()}
+    x = RNG.normal(size=(3, 4, 3))
+    labels = np.array([[0, 1, 2, 2], [2, 2, 0, 1], [1, 0, 0, 4]])
+    probs = sps.softmax(RNG.normal(size=(3, 4, 3)), axis=-1)
+    cases.update({
+        "glu": (lambda a: nn.glu(a, 0), lambda i: (T(x[i]),)),
+        "linear": (lambda a: nn.linear(a, lw), lambda i: (T(x[i]),)),
+        "embedding": (lambda y: nn.embedding(y, w), lambda i: (T(labels[i]),)),
+        "layer_norm": (lambda a: nn.layer_norm(a, 3), lambda i: (T(x[i]),)),
+        "batch_norm": (lambda a: nn.batch_norm(a, training=True)[0], lambda i: (T(x[i]),)),
+        "attention": (lambda q: nn.scaled_dot_product_attention(q, kv, kv, causal=True), lambda i: (T(x[i]),)),
+        "mse": (nn.mse, lambda i: (T(x[i]), T(probs[i]))),
+        "huber": (nn.huber, lambda i: (T(x[i]), T(probs[i]))),
+        "sigmoid_bce": (nn.sigmoid_bce, lambda i: (T(x[i]), T(probs[i]))),
+        "ce_labels": (lambda a, y: nn.softmax_cross_entropy(a, y), lambda i: (T(x[i]), T(labels[i] % 3))),
+        "ce_probs": (nn.softmax_cross_entropy, lambda i: (T(x[i]), T(probs[i]))),
+        "kl_div": (lambda a, b: nn.kl_div(rt.log_softmax(a), b, "batchmean"), lambda i: (T(x[i]), T(probs[i]))),
+        "erfc": (rt.erfc, lambda i: (T(x[i] * 3),)),
+        "logsumexp": (lambda a: rt.logsumexp(a, [1]), lambda i: (T(x[i]),)),
+        "softmax": (rt.softmax, lambda i: (T(x[i]),)),
+        "one_hot": (lambda y: rt.one_hot(y, 4), lambda i: (T(labels[i]),)),
+        "standardize": (rt.standardize, lambda i: (T(x[i]),)),
+    })
+    return cases
+
+
+VMAP_CASES = _vmap_cases()
+
+
+@pytest.mark.parametrize("name", list(VMAP_CASES))
+def test_vmap_batches(name):
+    f, args_of = VMAP_CASES[name]
+    lanes = [args_of(i) for i in range(3)]
+    stacked = [rt.stack([lane[j] for lane in lanes]) for j in range(len(lanes[0]))]
+    got = N(rt.vmap(f)(*stacked))
+    want = np.stack([N(f(*lane)) for lane in lanes])
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)

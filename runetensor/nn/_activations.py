@@ -333,7 +333,7 @@ def hard_sigmoid(x: Any) -> Tensor:
 
 
 def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """``x`` clipped to ``[min_val, max_val]`` (PyTorch's ``hardtanh``); derivative 0 outside.
+    """``x`` clipped to ``[min_val, max_val]`` (PyTorch's ``hardtanh``); derivative 0 outside and at the bounds.
 
     Args:
         x: a real tensor (integer dtypes are kept).

@@ -15,8 +15,8 @@ import runetensor as rt
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .._special import _scalar_float
-from .._tensor import Tensor, as_tensor
+from .._special import _scalar_float, _value_range
+from .._tensor import Tensor, as_tensor, on_common
 from .._validate import broadcast_shapes
 
 __all__ = ["linear", "embedding", "layer_norm", "batch_norm", "dropout", "scaled_dot_product_attention"]
@@ -111,12 +111,16 @@ def embedding(indices: Any, weight: Any) -> Tensor:
     if w.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, dim), got shape {w.shape}")
     n = w.shape[0]
-    if idx.size:
-        lo, hi = rt.item(rt.min(idx)), rt.item(rt.max(idx))
+    r = _value_range(idx)
+    if r is not None:
+        lo, hi = r
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings "
                              f"(expected 0 <= index < {n})")
+    # put both on the higher transformation level (rt.take of a lower-level weight with batched
+    # indices fails under rt.vmap at the time of writing)
+    _, (w, idx) = on_common("embedding", w, idx)
     return rt.take(w, idx, axis=0)
 
 

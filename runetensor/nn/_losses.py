@@ -13,7 +13,7 @@ import runetensor as rt
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .._special import _scalar_float, _softplus_t
+from .._special import _scalar_float, _softplus_t, _value_range
 from .._tensor import Tensor, as_tensor
 
 __all__ = ["mse", "mae", "huber", "sigmoid_bce", "softmax_cross_entropy", "kl_div"]
@@ -220,8 +220,9 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
         if tuple(y.shape) != want:
             raise ValueError(f"{fname}: integer labels must have shape {want} (logits {x.shape} without axis "
                              f"{axis}), got {y.shape}")
-        if y.size:
-            lo, hi = rt.item(rt.min(y)), rt.item(rt.max(y))
+        r = _value_range(y)
+        if r is not None:
+            lo, hi = r
             if lo < 0 or hi >= C:
                 raise ValueError(f"{fname}: label {lo if lo < 0 else hi} is out of range for {C} classes "
                                  f"(expected 0 <= label < {C})")
