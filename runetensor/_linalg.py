@@ -37,7 +37,7 @@ from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis,
 __all__ = [
     "LinAlgError", "matrix_transpose", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum",
     "kron", "multi_dot", "matrix_power", "cross", "cholesky", "qr", "svd", "svdvals", "eig", "eigh",
-    "eigvals", "eigvalsh", "norm", "cond", "det", "slogdet", "matrix_rank", "trace", "solve", "lstsq",
+    "eigvals", "eigvalsh", "norm", "det", "slogdet", "matrix_rank", "trace", "solve", "lstsq",
     "inv", "pinv", "tensorsolve", "tensorinv",
 ]
 
@@ -1098,8 +1098,7 @@ def solve(a: Any, b: Any) -> Tensor:
 
 
 def _solve(a: Any, b: Any, fname: str) -> Tensor:
-    ta = _t(a, fname)
-    tb = _t(b, fname)
+    _, (ta, tb) = on_common(fname, _t(a, fname), _t(b, fname))  # b may be batched or traced, a not
     _matrix(ta, fname, square=True)
     d = D.promote_types(ta._dtype, tb._dtype)
     cd, rd = _float_dtypes(d, fname)
