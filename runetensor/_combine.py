@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _dtypes as D
-from ._tensor import Tensor, as_tensor, attach, on_common, wrap
+from ._tensor import Tensor, as_tensor, attach, common_backend, on_common, wrap
 from ._validate import (alloc_error, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
                         store_value)
 from ._indexing import _full
@@ -382,7 +382,8 @@ def pad(t: Tensor, padding: Sequence[tuple[int, int]], value: Any) -> Tensor:
         new.append(a + n + b)
         key.append(slice(a, a + n, 1))
     shp = tuple(new)
-    be = t._backend
+    # a fill value of a higher transformation (batched under vmap, traced) computes there
+    be = common_backend("pad", t, value) if isinstance(value, Tensor) else t._backend
     _check_extent(shp, t._dtype.itemsize, "pad")
     if not isinstance(value, (Tensor, list, tuple)) and getattr(value, "ndim", 0) == 0:
         # a scalar fill value is checked as full() checks it: no silent truncation of 2.5 or NaN

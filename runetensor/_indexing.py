@@ -374,7 +374,19 @@ def _adv_shape(key: tuple, be: Any, fname: str, sep: int = -1) -> tuple[int, ...
     return tuple(dims)
 
 
+def _read_level(t: Tensor, keys: Any, fname: str) -> Tensor:
+    """``t`` at the highest transformation among it and the index tensors in ``keys``, for a
+    read: an index that differs between lanes under ``vmap`` (or is traced) reads a tensor of a
+    lower level, which the higher level takes as a constant."""
+    be = t._backend
+    for k in keys if type(keys) is tuple else (keys,):
+        if isinstance(k, Tensor) and k._backend is not be and k._backend.level > be.level:
+            be = higher_backend(be, k._backend, fname)
+    return t if be is t._backend else wrap(t._data, t._dtype, be)
+
+
 def _getitem(t: Tensor, key: Any, fname: str = "getitem") -> Tensor:
+    t = _read_level(t, key, fname)
     k, adv, sep = _normalize(t, key, fname)
     be = t._backend
     if not adv:
@@ -815,7 +827,7 @@ def take(t: Tensor, indices: Any, axis: int | None = None, mode: str = "raise") 
     >>> print(rt.take(x, rt.create(rt.int32, [2], [-1, 5]), mode="clip"))
     [0, 4]
     """
-    t = _t(t, "take")
+    t = _read_level(_t(t, "take"), indices, "take")
     be = t._backend
     kt = _key_tensor(indices, be, "take")
     if axis is None:
@@ -872,7 +884,7 @@ def take_along_axis(t: Tensor, indices: Any, axis: int) -> Tensor:
     [[1],
      [3]]
     """
-    t = _t(t, "take_along_axis")
+    t = _read_level(_t(t, "take_along_axis"), indices, "take_along_axis")
     be = t._backend
     kt = _key_tensor(indices, be, "take_along_axis")
     shape = t._data.shape

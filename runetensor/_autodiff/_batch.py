@@ -74,6 +74,19 @@ class BatchBackend(Backend):
             return h.primal, h.bdim
         return h, None
 
+    def constant_value(self, h: Any) -> Any:
+        """The parent-level value of a handle that is the same in every lane (an index, a value
+        written into a tensor created outside the function).
+
+        Raises:
+            ValueError: if it differs from lane to lane.
+        """
+        p, bd = self._in(h)
+        if bd is not None:
+            raise ValueError("cannot write a value that differs from lane to lane into a tensor created outside "
+                             "the vmapped function; create the tensor inside it")
+        return p
+
     def _w(self, p: Any, bd: int | None) -> BatchTracer:
         return BatchTracer(self, p, bd)
 
@@ -110,6 +123,23 @@ class BatchBackend(Backend):
             return p
         return self._mv0(p, bd)
 
+    def _fresh(self, r: Any) -> Any:
+        """A computed batch-first result laid out lane by lane: NumPy lays a result out in its
+        input's memory order, so an input batched along an inner axis (``in_axes=1``) would give
+        lanes that interleave, and ``rt.reshape`` of a lane (a view only) would fail under
+        ``vmap`` where it works on each lane alone.  Copied (C order) when the batch axis is not
+        the outermost in memory."""
+        if isinstance(r, tuple):
+            return tuple(self._fresh(x) for x in r)
+        P = self.parent
+        if not _h(r) or r.ndim < 2 or r.shape[0] < 2 or P.is_c_contiguous(r):
+            return r
+        st = P.strides(r)
+        inner = [abs(s) for s, d in zip(st[1:], r.shape[1:]) if d > 1]
+        if inner and abs(st[0]) < max(inner):
+            return P.copy(r)
+        return r
+
     def _elementwise(self, fn: Any, *ins: Any) -> Any:
         rank = max((h.ndim for h in ins if _h(h)), default=0)
         ps = []
@@ -121,7 +151,9 @@ class BatchBackend(Backend):
                 ps.append(p)
             else:
                 ps.append(h)
-        return self._w_all(fn(*ps), 0 if batched else None)
+        if batched:
+            return self._w_all(self._fresh(fn(*ps)), 0)
+        return self._w_all(fn(*ps), None)
 
     def _axis_op(self, h: Any, fn: Any) -> Any:
         """Apply ``fn(parent_handle, shift)`` where ``shift`` is 1 for a batched input (batch axis
@@ -129,7 +161,7 @@ class BatchBackend(Backend):
         p, bd = self._in(h)
         if bd is None:
             return self._w_all(fn(p, 0), None)
-        return self._w_all(fn(self._mv0(p, bd), 1), 0)
+        return self._w_all(self._fresh(fn(self._mv0(p, bd), 1)), 0)
 
     # ------------------------------------------------------------------ views
     def _view(self, name: str, h: Any, params: dict, fn: Any) -> Any:
@@ -323,7 +355,9 @@ class BatchBackend(Backend):
 
     def cast(self, x, dtype):
         p, bd = self._in(x)
-        return self._w(self.parent.cast(p, dtype), bd)
+        if bd is None:
+            return self._w(self.parent.cast(p, dtype), None)
+        return self._w(self._fresh(self.parent.cast(self._mv0(p, bd), dtype)), 0)
 
     # ------------------------------------------------------------------ reductions, scans, sorting
     def reduce(self, op, x, axes, keepdims):

@@ -116,6 +116,9 @@ def searchsorted(x1: Tensor, x2: Tensor | bool | int | float, /, *, side: str = 
     d = promote([x1, t2 if t2 is not None else x2], "searchsorted")
     if d.kind == "c":
         raise TypeError(f"searchsorted: complex numbers have no order ({d})")
+    if t2 is not None:  # the highest transformation of the two (values under vmap/jvp)
+        from .._tensor import common_backend
+        be = common_backend("searchsorted", x1, t2)
     h2 = cast(t2, d)._data if t2 is not None else be.full((), x2, d)
     return wrap(be.searchsorted(cast(x1, d)._data, h2, side), D.int64, be)
 
