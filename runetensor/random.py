@@ -36,7 +36,8 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
-from ._random import _float_dtype, _randint, _randn, _uniform_handle
+from ._backend.contract import BatchedValueError
+from ._random import _MANT, _float_dtype, _randint, _randn, _uniform_handle
 from ._creation import int_range
 from ._tensor import Tensor, wrap
 from ._validate import alloc_error, as_dtype, as_int, as_shape, broadcast_shapes, check_alloc
@@ -298,9 +299,40 @@ def _compute_dtype(d: DType) -> DType:
     return D.float64 if d is D.float64 else D.float32
 
 
+def _words(k: Tensor, n: int, fname: str) -> Tensor:
+    """The first ``n`` words (uint32, 1-d) of domain 0 of key ``k``: the backend's stream for a key
+    with one value, the same words by Philox in tensor operations for a batch of keys (under
+    ``rt.vmap``, where the key is not one pair of Python ints)."""
+    try:
+        seed = _seed_of(k, fname)
+    except BatchedValueError:
+        return _domain_words(k, 0, n)
+    be = get_backend()
+    return wrap(be.random_bits(seed, n), D.uint32, be)
+
+
+def _uniform01_words(k: Tensor, shp: tuple[int, ...], d: DType) -> Tensor:
+    """``_uniform01`` in tensor operations (the contract's ``random_uniform`` formulas, bit for bit)."""
+    rt = _rt()
+    n = math.prod(shp)
+    if d is D.float64:
+        w = rt.reshape(_domain_words(k, 0, 2 * n), [n, 2])
+        hi = rt.cast(rt.rshift(w[:, 0], 5), D.float64)
+        lo = rt.cast(rt.rshift(w[:, 1], 6), D.float64)
+        return rt.reshape((hi * 67108864.0 + lo) * 2.0 ** -53, list(shp))
+    u = rt.cast(rt.rshift(_domain_words(k, 0, n), 8), D.float32) * 2.0 ** -24
+    if d is not D.float32:
+        r = rt.cast(u, d)
+        u = rt.where(r >= 1.0, rt.full(d, [], 1.0 - 2.0 ** -(_MANT[d.name] + 1)), r)
+    return rt.reshape(u, list(shp))
+
+
 def _uniform01(k: Tensor, shp: tuple[int, ...], d: DType, fname: str) -> Tensor:
     """Uniform [0, 1) values of float dtype ``d`` from domain 0 of key ``k`` (as ``rt.rand``)."""
-    seed = _seed_of(k, fname)
+    try:
+        seed = _seed_of(k, fname)
+    except BatchedValueError:
+        return _uniform01_words(k, shp, d)
     be = get_backend()
     n = math.prod(shp)
     try:
@@ -405,11 +437,29 @@ def normal(key: Tensor, shape: Sequence[int] = (), dtype: Any = D.float32) -> Te
     _check_key(key, fname)
     d = _float_dtype(dtype, fname)
     shp = check_alloc(_shape(shape, fname), D.float64 if d is D.float64 else D.float32, fname)
-    seed = _seed_of(key, fname)
+    try:
+        seed = _seed_of(key, fname)
+    except BatchedValueError:
+        return _normal_words(key, shp, d)
     try:
         return _randn(d, shp, seed, math.prod(shp))
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
+
+
+def _normal_words(k: Tensor, shp: tuple[int, ...], d: DType) -> Tensor:
+    """``normal`` in tensor operations for a batch of keys: ``rt.randn``'s Box-Muller on the same words."""
+    rt = _rt()
+    n = math.prod(shp)
+    cd = D.float64 if d is D.float64 else D.float32
+    pairs = (n + 1) // 2
+    u = rt.reshape(_uniform01_words(k, (2 * pairs,), cd), [pairs, 2])
+    u1 = 1.0 - rt.contiguous(u[:, 0])
+    theta = rt.contiguous(u[:, 1]) * (2.0 * math.pi)
+    r = rt.sqrt(rt.log(u1) * -2.0)
+    out = rt.reshape(rt.stack([r * rt.cos(theta), r * rt.sin(theta)], axis=1), [2 * pairs])[:n]
+    out = rt.reshape(out, list(shp))
+    return out if cd is d else rt.cast(out, d)
 
 
 def _check_prob(p: Any, fname: str, what: str = "p") -> Any:
@@ -453,11 +503,9 @@ def bernoulli(key: Tensor, p: Any = 0.5, shape: Sequence[int] | None = None) -> 
     p = _check_prob(p, fname)
     shp = check_alloc(_result_shape(shape, [p], fname), D.float64, fname)
     rt = _rt()
-    seed = _seed_of(key, fname)
-    be = get_backend()
     n = math.prod(shp)
     try:
-        w = wrap(be.reshape(be.random_bits(seed, n), shp), D.uint32, be)
+        w = _rt().reshape(_words(key, n, fname), list(shp))
         u = rt.cast(w, D.float64) * 2.0 ** -32       # exact: multiples of 2**-32 in [0, 1)
         if isinstance(p, Tensor):
             p = rt.cast(p, D.float64)
@@ -475,30 +523,29 @@ _MAX_ROUNDS = 1000
 
 
 def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
-    """``n`` float64 values by vectorised rejection sampling.
+    """``n`` float64 values by vectorised rejection sampling, element by element.
 
-    Round ``j`` draws ``nu`` open-interval uniforms for each element still pending from sub-key
-    ``j`` of ``k`` (words 0, 1 of ``P_K(j, 0, 0, 3)``; the ``r``-th pending element in row-major
-    order takes row ``r``), and ``propose(u, idx)`` returns ``(value, accepted)`` for the pending
-    elements ``idx`` (int tensor) given ``u`` of shape ``(m, nu)``.
+    Round ``j`` draws ``nu`` open-interval uniforms for every element from sub-key ``j`` of ``k``
+    (words 0, 1 of ``P_K(j, 0, 0, 3)``; element ``i`` takes row ``i``); ``propose(u, idx)``
+    returns ``(value, accepted)`` given ``u`` of shape ``(n, nu)`` and ``idx = arange(n)``.  Each
+    element keeps the value of the first round that accepts it.  No step depends on how many
+    were accepted, so the same values come out for a key under ``rt.vmap`` as for it alone.
     """
     rt = _rt()
     out = rt.zeros(D.float64, [n])
     if n == 0:
         return out
     idx = rt.arange(D.int64, 0, n, 1)
+    pending = rt.full(D.bool, [n], True)
     for j in range(_MAX_ROUNDS):
-        m = idx.shape[0]
-        u = rt.reshape(_open01(_sub(k, j), m * nu, fname), [m, nu])
+        u = rt.reshape(_open01(_sub(k, j), n * nu, fname), [n, nu])
         z, ok = propose(u, idx)
-        (pos,) = rt.nonzero(ok)
-        if pos.shape[0]:
-            rt.put(out, rt.take(idx, pos), rt.take(z, pos))
-        if pos.shape[0] == m:
+        take = rt.logical_and(pending, ok)
+        out = rt.where(take, z, out)
+        pending = rt.logical_and(pending, rt.logical_not(ok))
+        if _all_true(rt.logical_not(pending)):
             return out
-        (rest,) = rt.nonzero(rt.logical_not(ok))
-        idx = rt.take(idx, rest)
-    raise RuntimeError(f"{fname}: {idx.shape[0]} elements still rejected after {_MAX_ROUNDS} rounds")  # pragma: no cover
+    raise RuntimeError(f"{fname}: elements still rejected after {_MAX_ROUNDS} rounds")  # pragma: no cover
 
 
 def _flat_param(v: Any, shp: tuple[int, ...]) -> Any:
@@ -516,7 +563,10 @@ def _pick(v: Any, idx: Tensor) -> Any:
 def _all_true(cond: Any) -> bool:
     rt = _rt()
     if isinstance(cond, Tensor):
-        return cond.size == 0 or builtins.bool(rt.item(rt.all(cond)))
+        if cond.size == 0:
+            return True
+        r = cond._backend.value_range(rt.cast(cond, D.bool)._data)  # every lane under vmap
+        return r is None or builtins.bool(r[0])
     return builtins.bool(cond)
 
 
@@ -755,7 +805,12 @@ def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: 
         raise ValueError(f"randint: range [{lo}, {hi}) does not fit {d}; expected {dmin} <= minval and "
                          f"maxval <= {dmax + 1}")
     try:
-        return _randint(d, shp, _seed_of(key, fname), lo, hi)
+        seed = _seed_of(key, fname)
+    except BatchedValueError:
+        raise ValueError("randint: a batch of keys (under rt.vmap) is not supported by randint; draw with "
+                         "rt.random.uniform and scale, or split the keys outside vmap") from None
+    try:
+        return _randint(d, shp, seed, lo, hi)
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
 
@@ -829,10 +884,8 @@ def categorical(key: Tensor, logits: Tensor, axis: int = -1, shape: Sequence[int
 def _sort_keys(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
     """Random uint64 sort keys of shape ``shp`` (words ``2i``, ``2i+1`` of the key's stream)."""
     rt = _rt()
-    seed = _seed_of(k, fname)
-    be = get_backend()
     n = math.prod(shp)
-    w = wrap(be.reshape(be.random_bits(seed, 2 * n), (n, 2)), D.uint32, be)
+    w = rt.reshape(_words(k, 2 * n, fname), [n, 2])
     hi = rt.lshift(rt.cast(rt.contiguous(w[:, 0]), D.uint64), 32)
     return rt.reshape(rt.bitwise_or(hi, rt.cast(rt.contiguous(w[:, 1]), D.uint64)), shp)
 
