@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from ._combine import pad as _pad
 from ._reduction import max as _rmax, mean as _rmean, min as _rmin
 from ._tensor import Tensor, as_tensor
-from ._views import as_strided, contiguous, flip, reshape, shrink, unsqueeze
+from ._views import as_strided, contiguous, flip, reshape, shrink, transpose, unsqueeze
 
 __all__ = ["extract_patches", "combine_patches", "correlate", "convolve",
            "maximum_filter", "minimum_filter", "uniform_filter"]
@@ -119,7 +119,9 @@ def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 # the two kernels: im2col (a window view) and col2im (k strided adds)
 # ---------------------------------------------------------------------------
 def _extract_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
-                 pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+                 pads: tuple[tuple[int, int], ...], out: tuple[int, ...], cf: bool = False) -> Tensor:
+    """im2col: ``(leading..., P, L)``; with ``cf`` (an ``(N, C, spatial...)`` input) the matrix
+    ``(C*P, N*L)`` instead, channels and taps first (one matrix product for a convolution)."""
     k = len(ks)
     nl = x.ndim - k
     if any(a or b for a, b in pads):
@@ -127,27 +129,41 @@ def _extract_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[
     else:
         x = contiguous(x)
     cs = _c_strides(x.shape)
-    shape = x.shape[:nl] + ks + out
-    strides = cs[:nl] + tuple(c * d for c, d in zip(cs[nl:], dl)) + tuple(c * s for c, s in zip(cs[nl:], st))
+    lead, lst = x.shape[:nl], cs[:nl]
+    tap_st = tuple(c * d for c, d in zip(cs[nl:], dl))
+    win_st = tuple(c * s for c, s in zip(cs[nl:], st))
+    if cf:
+        shape = (lead[1],) + ks + (lead[0],) + out
+        strides = (lst[1],) + tap_st + (lst[0],) + win_st
+        final = (lead[1] * math.prod(ks), lead[0] * math.prod(out))
+    else:
+        shape = lead + ks + out
+        strides = lst + tap_st + win_st
+        final = lead + (math.prod(ks), math.prod(out))
     if x.size == 0 or math.prod(shape) == 0:
         from ._creation import zeros
-        return zeros(x.dtype, x.shape[:nl] + (math.prod(ks), math.prod(out)))
+        return zeros(x.dtype, final)
     v = as_strided(x, shape, strides, x.offset)
-    return reshape(contiguous(v), x.shape[:nl] + (math.prod(ks), math.prod(out)))
+    return reshape(contiguous(v), final)
 
 
 def _combine_raw(t: Tensor, size: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...],
                  dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
-    """Sum each kernel offset's slice of ``t`` (``(lead..., P, L)``) into an output of spatial ``size``.
+    """col2im of patches ``t`` (``(lead..., P, L)``) into an output of spatial shape ``size``."""
+    lead = t.shape[:-2]
+    return _combine_y(reshape(contiguous(t), lead + ks + out), lead, size, ks, st, dl, pads, out)
+
+
+def _combine_y(y: Tensor, lead: tuple[int, ...], size: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...],
+               dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """Sum each kernel offset's slice of ``y`` (``lead + ks + out``, any strides) into ``lead + size``.
 
     One strided placement per kernel offset: the offset's ``out`` values go to positions
     ``i*d - before + m*s``; those falling in the padding are dropped.  Each placement is a
     (zero-interleave for strides > 1, then) pad, summed: ``prod(kernel_size)`` full-size adds.
     """
     k = len(ks)
-    lead = t.shape[:-2]
     nl = len(lead)
-    y = reshape(contiguous(t), lead + ks + out)
     acc = None
     for idx in itertools.product(*(range(q) for q in ks)):
         key: list[Any] = [slice(None)] * nl + list(idx)
@@ -179,7 +195,7 @@ def _combine_raw(t: Tensor, size: tuple[int, ...], ks: tuple[int, ...], st: tupl
         acc = placed if acc is None else acc + placed
     if acc is None:
         from ._creation import zeros
-        return zeros(t.dtype, lead + size)
+        return zeros(y.dtype, lead + size)
     return acc
 
 
@@ -200,6 +216,38 @@ def _extract_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
 
     extract.defvjp(fwd, bwd)
     return extract
+
+
+@functools.lru_cache(maxsize=512)
+def _extract_cf_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+                   pads: tuple[tuple[int, int], ...], shape: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    """im2col of an ``(N, C, spatial...)`` tensor as the matrix ``(C*P, N*L)``, with col2im as its reverse rule."""
+    from ._autodiff import custom_vjp
+    n, c, sp = shape[0], shape[1], shape[2:]
+    k = len(ks)
+    perm = [k + 1, 0] + list(range(1, k + 1)) + list(range(k + 2, 2 * k + 2))
+
+    @custom_vjp
+    def extract(x: Tensor) -> Tensor:
+        return _extract_raw(x, ks, st, dl, pads, out, cf=True)
+
+    def fwd(x: Tensor) -> tuple[Tensor, None]:
+        return _extract_raw(x, ks, st, dl, pads, out, cf=True), None
+
+    def bwd(res: None, g: Tensor) -> tuple[Tensor]:
+        y = transpose(reshape(contiguous(g), (c,) + ks + (n,) + out), perm)     # (N, C, ks..., out...)
+        return (_combine_y(y, (n, c), sp, ks, st, dl, pads, out),)
+
+    extract.defvjp(fwd, bwd)
+    return extract
+
+
+def _im2col_cf(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+               pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """``(C*P, N*L)`` patches of an ``(N, C, spatial...)`` tensor (for nn's convolutions)."""
+    if x.dtype.kind in "fc":
+        return _extract_cf_fn(ks, st, dl, pads, x.shape, out)(x)
+    return _extract_raw(x, ks, st, dl, pads, out, cf=True)
 
 
 def _params(t: Any, kernel_size: Any, stride: Any, dilation: Any, padding: Any, fname: str):

@@ -19,8 +19,8 @@ from .._combine import pad as _pad
 from .._creation import int_range, ones
 from .._reduction import max as _rmax, sum as _rsum
 from .._tensor import Tensor, as_tensor
-from .._views import contiguous, reshape, swapaxes
-from .._windows import _combine_raw, extract_patches
+from .._views import contiguous, reshape, swapaxes, transpose
+from .._windows import _combine_raw, _im2col_cf, extract_patches
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
@@ -135,14 +135,16 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
                              f"shape {sp} padded by {tuple(p[0] + p[1] for p in pads)}")
         out.append((sp[i] + sum(pads[i]) - eff) // st[i] + 1)
     kk = math.prod(ks)
-    p = extract_patches(x, list(ks), st, dl, pads)          # (N, C, K, L)
-    lsz = p.shape[-1]
+    out = tuple(out)
+    lsz = math.prod(out)
+    # one matrix product per group, (C_out/G, C_in/G*K) @ (C_in/G*K, N*L), then back to (N, C_out, out...)
+    p = _im2col_cf(x, ks, st, dl, pads, out)                        # (C*K, N*L)
     if g == 1:
-        y = reshape(contiguous(w), (cout, c * kk)) @ reshape(p, (n, c * kk, lsz))
+        y = reshape(contiguous(w), (cout, c * kk)) @ p
     else:
-        wg = reshape(contiguous(w), (g, cout // g, cg * kk))
-        y = wg @ reshape(p, (n, g, cg * kk, lsz))           # (N, G, C_out/G, L)
-    y = reshape(y, (n, cout) + tuple(out))
+        y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, n * lsz))
+    y = contiguous(transpose(reshape(y, (cout, n, lsz)), [1, 0, 2]))
+    y = reshape(y, (n, cout) + out)
     return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
 
 
