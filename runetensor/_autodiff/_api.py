@@ -606,6 +606,20 @@ def _down(leaves: list, B: TraceBackend) -> tuple[list, list]:
     return lows, pays
 
 
+def _lowered(args: tuple) -> tuple | None:
+    """For a custom rule: ``(B, tree, lows, pays)`` with ``B`` the highest transformation among the
+    arguments and the arguments one level below it with their payloads; None when no argument
+    carries a derivative there (then the plain function runs)."""
+    leaves, tree = tree_flatten(args)
+    B = _live_top(leaves)
+    if B is None or state.no_grad:
+        return None
+    lows, pays = _down(leaves, B)
+    if all(p is None for p in pays):
+        return None
+    return B, tree, lows, pays
+
+
 def _zeros_like_t(t: Any) -> Any:
     if isinstance(t, Tensor):
         return wrap(t._backend.full(t.shape, 0, t._dtype), t._dtype, t._backend)
@@ -658,13 +672,10 @@ class custom_vjp:
     def __call__(self, *args: Any) -> Any:
         if self.fwd is None or self.bwd is None:
             raise TypeError(f"custom_vjp: define the rule with {self.__name__}.defvjp(fwd, bwd) before calling it")
-        leaves, tree = tree_flatten(args)
-        B = _live_top(leaves)
-        if B is None or state.no_grad:
+        low = _lowered(args)
+        if low is None:
             return self.fun(*args)
-        lows, pays = _down(leaves, B)
-        if all(p is None for p in pays):
-            return self.fun(*args)
+        B, tree, lows, pays = low
         low_args = tree_unflatten(tree, lows)
         fwd_out = self.fwd(*low_args)
         if not (isinstance(fwd_out, tuple) and len(fwd_out) == 2):
@@ -753,13 +764,10 @@ class custom_jvp:
     def __call__(self, *args: Any) -> Any:
         if self.rule is None:
             raise TypeError(f"custom_jvp: define the rule with {self.__name__}.defjvp(rule) before calling it")
-        leaves, tree = tree_flatten(args)
-        B = _live_top(leaves)
-        if B is None or state.no_grad:
+        low = _lowered(args)
+        if low is None:
             return self.fun(*args)
-        lows, pays = _down(leaves, B)
-        if all(p is None for p in pays):
-            return self.fun(*args)
+        B, tree, lows, pays = low
         low_args = tree_unflatten(tree, lows)
         rule = self.rule
         if isinstance(B, ForwardBackend):
