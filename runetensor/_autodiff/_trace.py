@@ -121,12 +121,6 @@ class TraceBackend(Backend):
         self._held: list[Any] = []  # lower-level handles that recorded rules hold (writes into them raise)
 
     # ------------------------------------------------------------------ tracers
-    def lift(self, h: Any) -> Tracer:
-        """``h`` as a tracer of this level (a constant unless it already is one)."""
-        if type(h) is Tracer and h.trace is self:
-            return h
-        return Tracer(self, h, None, foreign=True)
-
     def _own(self, h: Any) -> bool:
         return type(h) is Tracer and h.trace is self
 
