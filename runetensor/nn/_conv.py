@@ -10,6 +10,7 @@ differences from PyTorch are in ``docs/windows.md``.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import operator
 from typing import Any, Sequence
@@ -17,9 +18,10 @@ from typing import Any, Sequence
 from .. import _dtypes as D
 from .._combine import pad as _pad
 from .._creation import int_range, ones
-from .._reduction import max as _rmax, sum as _rsum
+from .._elementwise import maximum as _maximum
+from .._reduction import sum as _rsum
 from .._tensor import Tensor, as_tensor
-from .._views import contiguous, reshape, swapaxes, transpose
+from .._views import contiguous, copy, reshape, swapaxes, transpose
 from .._windows import _combine_raw, _im2col_cf, extract_patches
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -359,6 +361,21 @@ def _pool_args(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: An
     return x, added, ks, st, pd, dl, out, extra
 
 
+def _window_reduce(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+                   out: tuple[int, ...], op: Any) -> Tensor:
+    """Fold ``op`` (elementwise maximum or add) over each window of the padded ``(N, C, spatial...)`` ``x``.
+
+    One strided slice per kernel offset, ``prod(kernel_size) - 1`` elementwise ops on output-sized
+    tensors: no window copy, and NumPy's slow reductions over short strided axes are avoided."""
+    acc = None
+    for idx in itertools.product(*(range(k) for k in ks)):
+        key = (slice(None), slice(None)) + tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
+                                                 for i, d, o, s in zip(idx, dl, out, st))
+        v = x[key]
+        acc = v if acc is None else op(acc, v)
+    return acc if math.prod(ks) > 1 else copy(acc)      # a new tensor, never a view of the input
+
+
 def _max_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any,
               nd: int, fname: str) -> Tensor:
     x, added, ks, st, pd, dl, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
@@ -369,9 +386,7 @@ def _max_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any
     if any(pd) or any(extra):
         fill = float("-inf") if d.kind == "f" else (False if d is D.bool else int_range(d)[0])
         x = _pad(x, [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(pd, extra)], fill)
-    p = extract_patches(x, list(ks), st, dl, 0)
-    y = reshape(_rmax(p, axes=[-2]), x.shape[:2] + out)
-    return _unbatch(y, added)
+    return _unbatch(_window_reduce(x, ks, st, dl, out, _maximum), added)
 
 
 def _avg_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any, count_include_pad: Any,
@@ -383,7 +398,7 @@ def _avg_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: An
     sp = x.shape[2:]
     pads = [(p, p + e) for p, e in zip(pd, extra)]
     xp = _pad(x, [(0, 0), (0, 0)] + pads, 0) if any(pd) or any(extra) else x
-    s = reshape(_rsum(extract_patches(xp, list(ks), st, dl, 0), axes=[-2]), x.shape[:2] + out)
+    s = _window_reduce(xp, ks, st, dl, out, operator.add)
     if divisor_override is not None:
         dv = _int(divisor_override, fname, "divisor_override")
         if dv == 0:
