@@ -140,9 +140,8 @@ def _extract_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[
         shape = lead + ks + out
         strides = lst + tap_st + win_st
         final = lead + (math.prod(ks), math.prod(out))
-    if x.size == 0 or math.prod(shape) == 0:
-        from ._creation import zeros
-        return zeros(x.dtype, final)
+    if x.size == 0:
+        return reshape(x, final)              # (an empty batch) on x's own level, as custom_vjp's fwd needs
     v = as_strided(x, shape, strides, x.offset)
     return reshape(contiguous(v), final)
 
@@ -193,9 +192,9 @@ def _combine_y(y: Tensor, lead: tuple[int, ...], size: tuple[int, ...], ks: tupl
                                                           for ax, w in enumerate(widths)])
         placed = _pad(piece, [(0, 0)] * nl + [(w[0], w[1]) for w in widths], 0)
         acc = placed if acc is None else acc + placed
-    if acc is None:
-        from ._creation import zeros
-        return zeros(y.dtype, lead + size)
+    if acc is None:                           # every tap lands in the padding: zeros, on y's level
+        empty = y[(slice(None),) * nl + (0,) * k + (slice(0, 0),) * k]
+        return _pad(empty, [(0, 0)] * nl + [(n, 0) for n in size], 0)
     return acc
 
 
@@ -380,12 +379,8 @@ def _correlate(x: Any, kernel: Any, padding: Any, fname: str, flipped: bool) -> 
     one = (1,) * len(ks)
     if flipped:
         w = flip(w, list(range(w.ndim)))
-    p = extract_patches(x, list(ks), one, one, pads) if x.size else None
+    p = extract_patches(x, list(ks), one, one, pads)
     out = _out_sizes(sp, ks, one, one, pads, fname)
-    if p is None:
-        from ._creation import zeros
-        from ._dtypes import promote_types
-        return zeros(promote_types(x.dtype, w.dtype), lead + out)
     r = reshape(contiguous(w), (math.prod(ks),)) @ p
     return reshape(r, lead + out)
 

@@ -282,3 +282,21 @@ def test_errors():
         nn.avg_pool1d(rt.ones(rt.int32, [1, 1, 4]), 2)
     with pytest.raises(TypeError, match=r"max_pool1d: complex input"):
         nn.max_pool1d(rt.ones(rt.complex64, [1, 1, 4]), 2)
+
+
+def test_empty_batch_and_integer_conv():
+    w = rt.ones(rt.float32, [4, 3, 3, 3])
+    g = rt.grad(lambda x: rt.sum(nn.conv2d(x, w, padding=1)))(rt.zeros(rt.float32, [0, 3, 5, 5]))
+    assert g.shape == (0, 3, 5, 5)
+    assert nn.max_pool2d(rt.zeros(rt.float32, [0, 3, 4, 4]), 2).shape == (0, 3, 2, 2)
+    xi = rng.integers(-3, 3, (2, 3, 5, 5)).astype(np.int32)
+    wi = rng.integers(-3, 3, (4, 3, 3, 3)).astype(np.int32)
+    y = nn.conv2d(R(xi), R(wi), padding=1)
+    assert y.dtype == rt.int32
+    np.testing.assert_array_equal(N(y), N(nn.conv2d(R(xi.astype(np.float64)), R(wi.astype(np.float64)), padding=1)))
+
+
+def test_complex_conv_gradients():
+    x = R(rng.standard_normal((1, 2, 4, 4)) + 1j * rng.standard_normal((1, 2, 4, 4)))
+    w = R(rng.standard_normal((2, 2, 2, 2)) + 1j * rng.standard_normal((2, 2, 2, 2)))
+    rt.check_grads(lambda x, w: nn.conv2d(x, w, stride=2, padding=1), (x, w))

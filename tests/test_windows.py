@@ -256,3 +256,15 @@ def test_errors_name_function_and_value():
         rt.maximum_filter(x, [5, 1])
     with pytest.raises(TypeError, match="uniform_filter: kernel_size must be a sequence"):
         rt.uniform_filter(x, 2)
+
+
+def test_empty_batches_and_windows_inside_the_padding():
+    g = rt.grad(lambda x: rt.sum(rt.extract_patches(x, [2, 2], padding=1)))(rt.zeros(rt.float32, [0, 3, 4, 4]))
+    assert g.shape == (0, 3, 4, 4)
+    assert rt.correlate(rt.zeros(rt.float32, [0, 5]), rt.ones(rt.float32, [2])).shape == (0, 4)
+    # windows that read only padding: zeros forward, zeros back
+    np.testing.assert_array_equal(N(rt.extract_patches(rt.create(rt.float64, [1], [5.]), [2], stride=3,
+                                                       padding=[(2, 2)])), [[0, 0], [0, 0]])
+    np.testing.assert_array_equal(N(rt.combine_patches(rt.ones(rt.float64, [2, 2]), [1], [2], stride=3,
+                                                       padding=[(2, 2)])), [0])
+    rt.check_grads(lambda u: rt.combine_patches(u, [1], [2], stride=3, padding=[(2, 2)]), (rt.ones(rt.float64, [2, 2]),))
