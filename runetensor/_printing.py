@@ -153,7 +153,15 @@ def _summarised(t: Any, plan: list[list[int | None]]) -> Any:
 
 
 def tensor_str(t: Any) -> str:
-    """``str(t)``: the seed's format."""
+    """``str(t)``: the seed's format (under ``vmap``, a value that differs between lanes prints
+    every lane, one per row of a leading axis)."""
+    lanes = getattr(t._backend, "lanes", None)
+    if lanes is not None:
+        r = lanes(t._data)
+        if r is not None:
+            from ._tensor import wrap
+            be, h = r
+            return f"<{t._backend.name}: {h.shape[0]} lanes> " + tensor_str(wrap(h, t._dtype, be))
     kind = t._dtype.kind
     prec = _OPTIONS["precision"]
     h = t._data

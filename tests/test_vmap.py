@@ -659,13 +659,221 @@ def test_batched_keys_split_and_fold_in():
     check(lambda k, d: rt.random.fold_in(k, d), N(keys)[0], np.array([1, 2, 3], dtype=np.uint32), in_axes=(None, 0))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "runetensor/random.py: the samplers read the key's two words as Python ints (_seed_of -> rt.to_array), "
-    "which a key that differs from lane to lane cannot give (BatchedValueError); split/fold_in work"))
 @pytest.mark.parametrize("sampler", ["uniform", "normal", "bernoulli"])
 def test_batched_keys_give_each_lane_its_own_numbers(sampler):
     keys = rt.random.split(rt.random.key(0), B)
-    f = {"uniform": lambda k: rt.random.uniform(k, (4,)), "normal": lambda k: rt.random.normal(k, (4,)),
-         "bernoulli": lambda k: rt.random.bernoulli(k, 0.5, (4,))}[sampler]
+    f = {"uniform": lambda k: rt.random.uniform(k, (16,)), "normal": lambda k: rt.random.normal(k, (16,)),
+         "bernoulli": lambda k: rt.random.bernoulli(k, 0.5, (16,))}[sampler]
     r = check(f, keys)
-    assert len({tuple(row) for row in N(r).tolist()}) == B
+    assert len({tuple(row) for row in N(r).tolist()}) == B          # each lane its own numbers
+    r2 = check(f, N(keys).T.copy(), in_axes=1, out_axes=-1)         # the keys' batch axis elsewhere
+    np.testing.assert_array_equal(N(r2), np.moveaxis(N(r), 0, -1))
+
+
+# ---------------------------------------------------------------------------
+# 2. composition with grad, jvp and vmap
+# ---------------------------------------------------------------------------
+def _loss(w, x, y):
+    h = rt.tanh(x @ w["W"] + w["b"])
+    return rt.sum((h - y) ** 2) + 0.1 * rt.sum(w["W"] * w["W"])
+
+
+def _params(d=rt.float64):
+    return {"W": rt.asarray(data((4, 3), NPD[d], seed=40)), "b": rt.asarray(data((3,), NPD[d], seed=41))}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_per_example_gradients(dtype):
+    w = _params(dtype)
+    xs = rt.asarray(data((5, 4), NPD[dtype], seed=42))
+    ys = rt.asarray(data((5, 3), NPD[dtype], seed=43))
+    g = rt.vmap(rt.grad(_loss), in_axes=(None, 0, 0))(w, xs, ys)
+    for i in range(5):
+        gi = rt.grad(_loss)(w, xs[i], ys[i])
+        for k in ("W", "b"):
+            assert_same(g[k][i], N(gi[k]))
+    # the batch axis elsewhere, and value_and_grad with argnums
+    v, (gx, gy) = rt.vmap(rt.value_and_grad(_loss, argnums=(1, 2)), in_axes=(None, 1, 0), out_axes=-1)(
+        w, rt.transpose(xs), ys)
+    for i in range(5):
+        vi, (gxi, gyi) = rt.value_and_grad(_loss, argnums=(1, 2))(w, xs[i], ys[i])
+        assert_same(v[i], N(vi))
+        assert_same(gx[:, i], N(gxi))
+        assert_same(gy[:, i], N(gyi))
+
+
+def test_grad_of_vmap():
+    w = _params()
+    xs = rt.asarray(data((5, 4), seed=44))
+    ys = rt.asarray(data((5, 3), seed=45))
+
+    def total(w):
+        return rt.sum(rt.vmap(_loss, in_axes=(None, 0, 0))(w, xs, ys))
+
+    def looped(w):
+        return sum(_loss(w, xs[i], ys[i]) for i in range(5))
+    g, gl = rt.grad(total)(w), rt.grad(looped)(w)
+    for k in ("W", "b"):
+        assert_same(g[k], N(gl[k]))
+    # with respect to the mapped argument, out_axes elsewhere
+    f = lambda x: rt.sum(rt.vmap(lambda r: rt.sin(r) * r, in_axes=1, out_axes=-1)(x) ** 2)  # noqa: E731
+    x = rt.asarray(data((4, 5), seed=46))
+    assert_same(rt.grad(f)(x), N(rt.grad(lambda x: rt.sum((rt.sin(x) * x) ** 2))(x)))
+    rt.check_grads(f, (x,), order=2)
+
+
+def test_vmap_of_vmap():
+    x = data((3, 4, 5), seed=47)
+    y = data((5, 4), seed=48)
+    f = lambda a, b: rt.sum(a * b) + a[0]  # noqa: E731
+    inner = rt.vmap(f, in_axes=(0, 1))                        # a (4,5) row-wise vs b's columns
+    outer = rt.vmap(inner, in_axes=(0, None), out_axes=-1)    # over x's leading axis
+    got = N(outer(rt.asarray(x), rt.asarray(y)))
+    want = np.stack([np.stack([N(f(rt.asarray(x[i, j]), rt.asarray(y[:, j]))) for j in range(4)])
+                     for i in range(3)], axis=-1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # both levels batched on the same argument, a matmul and a reduction inside
+    g = rt.vmap(rt.vmap(lambda m, v: rt.sum(m @ v), in_axes=(0, None)), in_axes=(0, 0))
+    got = N(g(rt.asarray(x), rt.asarray(data((3, 5), seed=49))))
+    want = np.einsum("ijk,ik->ij", x, data((3, 5), seed=49))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # vmap of (vmap of grad)
+    h = rt.vmap(rt.vmap(rt.grad(lambda a: rt.sum(a ** 3))))
+    np.testing.assert_allclose(N(h(rt.asarray(x))), 3 * x ** 2, rtol=1e-12)
+
+
+def test_jvp_and_vmap():
+    x = rt.asarray(data((3, 4), seed=50))
+    v = rt.asarray(data((3, 4), seed=51))
+    f = lambda a: rt.sin(a) * rt.sum(a ** 2)  # noqa: E731
+    # vmap of jvp: per-lane tangents
+    out, tan = rt.vmap(lambda a, t: rt.jvp(f, (a,), (t,)))(x, v)
+    for i in range(3):
+        oi, ti = rt.jvp(f, (x[i],), (v[i],))
+        assert_same(out[i], N(oi))
+        assert_same(tan[i], N(ti))
+    # jvp of vmap
+    out, tan = rt.jvp(rt.vmap(f), (x,), (v,))
+    for i in range(3):
+        oi, ti = rt.jvp(f, (x[i],), (v[i],))
+        assert_same(out[i], N(oi))
+        assert_same(tan[i], N(ti))
+    # jvp of vmap with an unbatched argument carrying the tangent
+    w = rt.asarray(data((4,), seed=52))
+    out, tan = rt.jvp(lambda w: rt.vmap(lambda a, b: rt.sum(a * rt.exp(b)), in_axes=(0, None))(x, w), (w,), (w,))
+    for i in range(3):
+        oi, ti = rt.jvp(lambda b: rt.sum(x[i] * rt.exp(b)), (w,), (w,))
+        assert_same(out[i], N(oi))
+        assert_same(tan[i], N(ti))
+
+
+def test_jacobians_of_functions_containing_vmap():
+    def f(x):
+        return rt.vmap(lambda r: rt.tanh(r) * rt.sum(r))(rt.reshape(x, [2, 3]))
+
+    def f_loop(x):
+        m = rt.reshape(x, [2, 3])
+        return rt.stack([rt.tanh(m[i]) * rt.sum(m[i]) for i in range(2)])
+    x = rt.asarray(data((6,), seed=53))
+    for jac in (rt.jacfwd, rt.jacrev):
+        assert_same(jac(f)(x), N(jac(f_loop)(x)))
+    g = lambda x: rt.sum(f(x) ** 2)  # noqa: E731
+    assert_same(rt.hessian(g)(x), N(rt.hessian(lambda x: rt.sum(f_loop(x) ** 2))(x)), rtol=1e-10)
+    rt.check_grads(g, (x,), order=2)
+
+
+def test_vmap_closing_over_a_differentiated_tensor():
+    xs = rt.asarray(data((5, 4), seed=54))
+
+    def loss(w):
+        per = rt.vmap(lambda x: rt.sum(rt.tanh(x * w) * w))(xs)   # w: closed over, being differentiated
+        return rt.sum(per ** 2)
+
+    def loop(w):
+        return sum(rt.sum(rt.tanh(xs[i] * w) * w) ** 2 for i in range(5))
+    w = rt.asarray(data((4,), seed=55))
+    assert_same(rt.grad(loss)(w), N(rt.grad(loop)(w)))
+    out, tan = rt.jvp(loss, (w,), (w,))
+    out2, tan2 = rt.jvp(loop, (w,), (w,))
+    assert_same(tan, N(tan2))
+    rt.check_grads(loss, (w,), order=2)
+    # a closed-over differentiated value written into a fresh tensor under vmap
+    def write(w):
+        def lane(x):
+            z = rt.zeros(rt.float64, [4])
+            z[1:] = x[1:] * w[1:]
+            return rt.sum(z * z)
+        return rt.sum(rt.vmap(lane)(xs))
+    rt.check_grads(write, (w,))
+
+
+def test_per_example_gradients_through_writes_and_indexing():
+    def f(x):
+        z = rt.zeros(rt.float64, [5])
+        z[1:] = x[:4] ** 2
+        z[rt.asarray(np.array([0]))] = rt.sum(x)
+        return rt.sum(rt.sin(z) * rt.take(x, rt.asarray(np.array([4, 3, 2, 1, 0]))))
+    xs = rt.asarray(data((B, 5), seed=56))
+    check(rt.grad(f), xs)
+    check(rt.grad(f), N(xs).T.copy(), in_axes=1, out_axes=1)
+
+
+# ---------------------------------------------------------------------------
+# 4. errors
+# ---------------------------------------------------------------------------
+def test_mismatched_batch_sizes_name_the_arguments():
+    a, b = rt.zeros(rt.float64, [3, 2]), rt.zeros(rt.float64, [4, 2])
+    with pytest.raises(ValueError, match=r"different batch sizes.*3.*4") as e:
+        rt.vmap(lambda x, y: x + y)(a, b)
+    msg = str(e.value)
+    assert "argument 0" in msg and "argument 1" in msg, msg
+    with pytest.raises(ValueError, match=r"argument 1.*4") as e:
+        rt.vmap(lambda x, y: x + y, in_axes=(0, 1))(a, rt.zeros(rt.float64, [2, 4]))
+    # pytree arguments: the leaf is named by its path
+    with pytest.raises(ValueError, match=r"different batch sizes") as e:
+        rt.vmap(lambda d: d["u"] + d["v"])({"u": a, "v": b})
+    assert "'u'" in str(e.value) and "'v'" in str(e.value), str(e.value)
+    with pytest.raises(ValueError, match=r"axis_size 5"):
+        rt.vmap(lambda x: x, axis_size=5)(a)
+
+
+@pytest.mark.parametrize("read", [float, bool, int, lambda t: t.item() if hasattr(t, "item") else rt.item(t),
+                                  lambda t: 1 if t > 0 else 0, lambda t: rt.to_numpy(t)])
+def test_reading_a_batched_value_as_python_raises(read):
+    with pytest.raises(ValueError, match=r"rt\.where.*rt\.cond|rt\.cond.*rt\.where"):
+        rt.vmap(lambda x: read(rt.sum(x)))(rt.asarray(data((B, 2), seed=57)))
+    # an unbatched value inside vmap reads fine
+    rt.vmap(lambda x, c: x * float(c), in_axes=(0, None))(rt.asarray(data((B, 2))), rt.scalar(rt.float64, 2.0))
+
+
+def test_printing_a_batched_value_does_not_raise():
+    seen = []
+    rt.vmap(lambda x: seen.append(repr(x)) or x)(rt.asarray(data((B, 2), seed=58)))
+    assert seen and "3 lanes" in seen[0], seen
+
+
+def test_out_axes_and_axis_errors():
+    a = rt.asarray(data((B, 2), seed=59))
+    with pytest.raises(ValueError, match=r"out_axes None.*differs between lanes"):
+        rt.vmap(lambda x: x * 2, out_axes=None)(a)
+    # out_axes None for an unbatched output is allowed
+    r = rt.vmap(lambda x: (x, rt.scalar(rt.float64, 1.0)), out_axes=(0, None))(a)
+    assert r[1].shape == ()
+    with pytest.raises(ValueError, match=r"in_axes 2 is out of range"):
+        rt.vmap(lambda x: x, in_axes=2)(a)
+    with pytest.raises(ValueError, match=r"in_axes -3 is out of range"):
+        rt.vmap(lambda x: x, in_axes=-3)(a)
+    with pytest.raises(ValueError, match=r"out_axes 3 is out of range"):
+        rt.vmap(lambda x: x, out_axes=3)(a)
+    with pytest.raises(ValueError, match=r"no argument is mapped.*axis_size"):
+        rt.vmap(lambda x: x, in_axes=None)(a)
+    r = rt.vmap(lambda x: x + 1, in_axes=None, axis_size=4)(a)
+    assert r.shape == (4, B, 2)
+    with pytest.raises(ValueError, match=r"in_axes has 1 entries for 2 values"):
+        rt.vmap(lambda x, y: x, in_axes=(0,))(a, a)
+    with pytest.raises(TypeError):
+        rt.vmap(3)
+    with pytest.raises(ValueError, match="nonzero"):
+        rt.vmap(lambda x: rt.nonzero(x > 0))(a)
+    with pytest.raises(ValueError, match="nonzero|boolean mask.*rt.where"):
+        rt.vmap(lambda x: x[x > 0])(a)

@@ -273,6 +273,12 @@ class BatchBackend(Backend):
         return BatchedValueError(f"{what}: this value differs from lane to lane under vmap and cannot be read as "
                                  "one value; select with rt.where or branch with rt.cond / rt.while_loop instead")
 
+    def lanes(self, x: Any) -> tuple[Backend, Any] | None:
+        """``(parent, handle)`` with every lane of ``x`` along a leading axis (for printing), or
+        None when ``x`` is the same in every lane."""
+        p, bd = self._in(x)
+        return None if bd is None else (self.parent, self._mv0(p, bd))
+
     def value_range(self, x):
         return self.parent.value_range(self._in(x)[0])  # over every lane: what validation needs
 

@@ -12,7 +12,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from .._tensor import Tensor, as_tensor, wrap
-from ._api import _down, _live_top, _top, _up_outputs, vjp
+from ._api import _lowered, _top, _up_outputs, vjp
 from ._batch import BatchBackend, BatchedValueError, BatchTracer, move_out
 from ._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from ._trace import Node, ReverseBackend, state
@@ -42,6 +42,24 @@ def _prefix(spec: Any, x: Any, what: str) -> list:
             out += _prefix(spec[k], x[k], what)
         return out
     raise ValueError(f"vmap: {what} must be an int, None or a pytree prefix of the values, got {spec!r}")
+
+
+def _names(tree: Any) -> list[str]:
+    """Names of the leaves of vmap's argument tuple: ``argument 0``, ``argument 1['w'][0]``..."""
+    out: list[str] = []
+    for i, c in enumerate(tree.children):
+        out += _leaf_names(c, f"argument {i}")
+    return out
+
+
+def _leaf_names(td: Any, path: str) -> list[str]:
+    """The leaves of the pytree structure ``td`` named by their path from ``path``."""
+    if td.kind == "leaf":
+        return [path]
+    out: list[str] = []
+    for j, c in enumerate(td.children):
+        out += _leaf_names(c, f"{path}[{td.aux[j]!r}]" if td.kind == "dict" else f"{path}[{j}]")
+    return out
 
 
 def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable:
@@ -93,14 +111,15 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
                 continue
             t = x if isinstance(x, Tensor) else as_tensor(x, "vmap")
             if not -t.ndim <= a < t.ndim:
-                raise ValueError(f"vmap: in_axes {a} is out of range for argument leaf {i} of shape {t.shape}")
+                raise ValueError(f"vmap: in_axes {a} is out of range for {_names(tree)[i]} of shape {t.shape}")
             sizes[i] = t.shape[a % t.ndim]
             ts.append(t)
         distinct = set(sizes.values())
         if axis_size is not None:
             distinct.add(axis_size)
         if len(distinct) > 1:
-            detail = ", ".join(f"leaf {i}: {n}" for i, n in sizes.items())
+            names = _names(tree)
+            detail = ", ".join(f"{names[i]}: {n}" for i, n in sizes.items())
             raise ValueError(f"vmap: the mapped arguments have different batch sizes ({detail}"
                              f"{'; axis_size ' + str(axis_size) if axis_size is not None else ''})")
         if not distinct:
@@ -363,38 +382,38 @@ def checkpoint(f: Callable) -> Callable:
 
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
-        leaves, tree = tree_flatten(args)
-        B = _live_top(leaves)
-        if not isinstance(B, ReverseBackend) or state.no_grad:
+        low = _lowered(args)
+        if low is None or not isinstance(low[0], ReverseBackend):
             return f(*args)
-        lows, pays = _down(leaves, B)
-        if all(p is None for p in pays):
-            return f(*args)
-        low_args = tree_unflatten(tree, lows)
-        out = f(*low_args)
+        B, tree, lows, pays = low
+        out = f(*tree_unflatten(tree, lows))
         o_leaves, o_tree = tree_flatten(out)
         avals = tuple((o.shape, o._dtype) for o in o_leaves)
-        diff = [i for i, (lo, p) in enumerate(zip(lows, pays)) if p is not None]
-
-        def node_vjp(g: Any) -> tuple:
-            gs = g if isinstance(g, tuple) else (g,)
-            ct = tree_unflatten(o_tree, [wrap(h, o._dtype, B.parent) for h, o in zip(gs, o_leaves)])
-
-            def again(*xs: Any) -> Any:
-                full = list(lows)
-                for i, x in zip(diff, xs):
-                    full[i] = x
-                return f(*tree_unflatten(tree, full))
-            _, fn = vjp(again, *[lows[i] for i in diff], _parent=B.parent)
-            got = fn(ct)
-            res: list = [None] * len(lows)
-            for i, c in zip(diff, got):
-                res[i] = c._data
-            return tuple(res)
-
-        node = Node(tuple(pays), node_vjp, avals)
+        diff = tuple(i for i, p in enumerate(pays) if p is not None)
+        # the node keeps only what the recomputation needs: the inputs and the structures
+        rec = (f, tree, tuple(lows), diff, o_tree, avals, B.parent)
+        node = Node(tuple(pays), functools.partial(_remat_vjp, rec), avals)
         return _up_outputs(B, out, lambda i, o: (node, i))
     return wrapped
+
+
+def _remat_vjp(rec: tuple, g: Any) -> tuple:
+    """The reverse rule of a checkpointed call: run it again under ``vjp`` and pull ``g`` back."""
+    f, tree, lows, diff, o_tree, avals, parent = rec
+    gs = g if isinstance(g, tuple) else (g,)
+    ct = tree_unflatten(o_tree, [wrap(h, d, parent) for h, (_, d) in zip(gs, avals)])
+
+    def again(*xs: Any) -> Any:
+        full = list(lows)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return f(*tree_unflatten(tree, full))
+    _, fn = vjp(again, *[lows[i] for i in diff], _parent=parent)
+    got = fn(ct)
+    res: list = [None] * len(lows)
+    for i, c in zip(diff, got):
+        res[i] = c._data
+    return tuple(res)
 
 
 remat = checkpoint
