@@ -26,12 +26,9 @@ import numpy as np
 import runetensor as rt
 from runetensor._backend import contract as C
 
+from helpers import NP
+
 ALL = list(rt._dtypes.all_dtypes)
-NP = {rt.float16: np.float16, rt.float32: np.float32, rt.float64: np.float64, rt.bfloat16: ml_dtypes.bfloat16,
-      rt.float8_e4m3: ml_dtypes.float8_e4m3fn, rt.float8_e5m2: ml_dtypes.float8_e5m2, rt.int4: ml_dtypes.int4,
-      rt.uint4: ml_dtypes.uint4, rt.int8: np.int8, rt.uint8: np.uint8, rt.int16: np.int16, rt.uint16: np.uint16,
-      rt.int32: np.int32, rt.uint32: np.uint32, rt.int64: np.int64, rt.uint64: np.uint64, rt.bool: np.bool_,
-      rt.complex64: np.complex64, rt.complex128: np.complex128}
 LOW = [rt.float16, rt.bfloat16, rt.float8_e4m3, rt.float8_e5m2]
 
 CHECKS: dict[str, Callable[[C.Backend], None]] = {}

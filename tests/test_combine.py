@@ -5,9 +5,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import runetensor as rt
-from runetensor._backend.numpy_backend import NP_DTYPE
 
-from helpers import as_np, np_values, ocaml_list, shares
+from helpers import NP, as_np, np_values, ocaml_list, shares
 
 ALL = list(rt._dtypes.all_dtypes)
 
@@ -116,9 +115,9 @@ def arrays(draw, min_dims=0, max_dims=3, shape=None, d=None):
     n = int(np.prod(shape))
     start = draw(st.integers(0, 3))
     if shape and draw(st.booleans()):
-        base = (np.arange(n) % 7 + start).astype(NP_DTYPE[d]).reshape(shape[::-1])
+        base = (np.arange(n) % 7 + start).astype(NP[d]).reshape(shape[::-1])
         return rt.transpose(rt.from_numpy(base)[::-1]), base[::-1].T
-    base = (np.arange(n) % 7 + start).astype(NP_DTYPE[d]).reshape(shape)
+    base = (np.arange(n) % 7 + start).astype(NP[d]).reshape(shape)
     return rt.from_numpy(base), base
 
 

@@ -236,7 +236,7 @@ GOOD_VALUES = [
 @pytest.mark.parametrize("d,value,stored", GOOD_VALUES)
 def test_values_that_the_dtype_stores_exactly(fn, d, value, stored):
     t = _stores(fn)(d, value)
-    vals = rt.to_array(t) if t.ndim else [rt.item(t)] if hasattr(rt, "item") else [t.item()]
+    vals = rt.to_array(t) if t.ndim else [rt.item(t)]
     assert stored in vals and t.dtype is d
 
 

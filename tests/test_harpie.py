@@ -292,8 +292,6 @@ def test_reduces(a):
 
 
 def test_reduces_rt_sum(a):
-    if not hasattr(rt, "sum"):
-        pytest.skip("rt.sum not available yet")
     assert P(hp.reduces(a, [0], rt.sum)) == "[66,210]"
     assert P(hp.reduces(a, [0, 2], rt.sum)) == "[[12,15,18,21],\n [48,51,54,57]]"
 

@@ -111,8 +111,7 @@ def test_summarised_1d():
 
 
 def test_summarised_2d():
-    t = rt.reshape(rt.arange(rt.int32, 0, 1200, 1), [2, 600]) if hasattr(rt, "reshape") else \
-        rt.create(rt.int32, [2, 600], list(range(1200)))
+    t = rt.reshape(rt.arange(rt.int32, 0, 1200, 1), [2, 600])
     assert str(t) == "[[0, 1, 2, ..., 597, 598, 599],\n [600, 601, 602, ..., 1197, 1198, 1199]]"
     col = rt.create(rt.int32, [1001, 1], list(range(1001)))
     assert str(col) == "[[0],\n [1],\n [2],\n ...,\n [998],\n [999],\n [1000]]"

@@ -154,7 +154,7 @@ def test_diagonal_errors():
 # seed examples (exact printed output)
 # ---------------------------------------------------------------------------
 def item(t):
-    return rt.item(t, []) if hasattr(rt, "item") else t._scalar()
+    return rt.item(t, [])
 
 
 def test_seed_dot():

@@ -407,8 +407,6 @@ def test_choice():
 
 
 def test_split_and_fold_in_batch_under_vmap():
-    if not hasattr(rt, "vmap"):
-        pytest.skip("rt.vmap not available")
     ks = R.split(R.key(0), 3)
     out = rt.vmap(lambda k: R.fold_in(k, 5))(ks)
     np.testing.assert_array_equal(arr(out), np.stack([arr(R.fold_in(ks[i], 5)) for i in range(3)]))

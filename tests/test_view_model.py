@@ -243,8 +243,8 @@ def test_broadcast_views_have_zero_strides():
 @given(base_arrays(), st.data())
 def test_getitem_matches_numpy_when_available(db, data):
     d, base = db
-    if not hasattr(rt.Tensor, "__getitem__") or not base.ndim:
-        return
+    if not base.ndim:
+        return  # a 0-d base has no axis to slice; its indexing is tested in test_indexing.py
     key = []
     for s in base.shape:
         key.append(slice(data.draw(st.integers(-s - 1, s + 1)), data.draw(st.integers(-s - 1, s + 1)),

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import runetensor as rt
-from runetensor._backend.numpy_backend import NP_DTYPE
 
-from helpers import np_values, shares
+from helpers import NP, np_values, shares
 
 ALL = list(rt._dtypes.all_dtypes)
 
@@ -132,7 +131,7 @@ def strided(draw, min_dims=0, max_dims=4):
     d = draw(st.sampled_from(ALL))
     shape = tuple(draw(st.lists(st.integers(0, 5), min_size=min_dims, max_size=max_dims)))
     n = int(np.prod(shape))
-    base = (np.arange(n) % 7).astype(NP_DTYPE[d]).reshape(shape)
+    base = (np.arange(n) % 7).astype(NP[d]).reshape(shape)
     key = tuple(slice(draw(st.integers(-s - 1, s + 1)), draw(st.integers(-s - 1, s + 1)),
                       draw(st.sampled_from([1, 2, -1, -2]))) for s in shape)
     view = base[key + (Ellipsis,)]
@@ -285,7 +284,7 @@ def test_as_strided_case_fix():
                           st.one_of(st.integers(-4, 4), st.integers(-2 ** 65, 2 ** 65))), max_size=4),
        st.one_of(st.integers(-3, 14), st.integers(-2 ** 66, 2 ** 66)))
 def test_as_strided_hostile(d, n, dims, off):
-    base = (np.arange(n) % 5).astype(NP_DTYPE[d])
+    base = (np.arange(n) % 5).astype(NP[d])
     x = rt.from_numpy(base)
     shape = [s for s, _ in dims]
     strides = [s for _, s in dims]

@@ -494,7 +494,8 @@ class NumpyBackend(Backend):
             if type(value) in (int, float, bool) and value == 0 and not nd.hasobject \
                     and not (type(value) is float and math.copysign(1.0, value) < 0):
                 return np.zeros(shape, nd)  # calloc: the zero pages are mapped lazily
-            return np.full(shape, value, nd)
+            with np.errstate(all="ignore"):  # 1e10 into float16 is inf; NumPy warns from its own module
+                return np.full(shape, value, nd)
         except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
             raise _memory_error(e) from None
 
