@@ -384,7 +384,7 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
         x = _cast(x, d)
         xd = x._data
     else:
-        xd = x if type(x) is not builtins.complex or d.kind == "c" else x
+        xd = x
     if yt:
         y = _cast(y, d)
         yd = y._data
