@@ -40,7 +40,7 @@ def __array_namespace__(self: Tensor, /, *, api_version: str | None = None) -> A
     if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
         raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
                          f"expected one of {', '.join(SUPPORTED_API_VERSIONS)}")
-    from . import array_api
+    from . import array_api  # deferred: the namespace imports the families, which import this module
     return array_api
 
 

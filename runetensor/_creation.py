@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import math
 from typing import Any, Callable, Sequence
 
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, wrap
-from ._validate import MAX_NBYTES, alloc_error, as_dtype, as_shape, check_alloc, store_value
+from ._validate import MAX_NBYTES, alloc_error, as_dtype, as_int, as_shape, check_alloc, store_value
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
            "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
@@ -359,7 +360,6 @@ def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
     >>> print(rt.arange(rt.int32, 5, 0, -1))
     [5, 4, 3, 2, 1]
     """
-    from ._validate import as_int
     d = as_dtype(dtype, "arange")
     a, b, s = (as_int(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step")))
     if s == 0:
@@ -391,7 +391,6 @@ def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
     >>> print(rt.arange_f(rt.float32, 1., 0., -0.25))
     [1, 0.75, 0.5, 0.25]
     """
-    import math
     d = as_dtype(dtype, "arange_f")
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):

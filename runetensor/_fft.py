@@ -23,8 +23,10 @@ import builtins
 from typing import Any, Sequence
 
 from . import _dtypes as D
+from ._backend import get_backend
 from ._tensor import Tensor, as_tensor, attach, wrap
-from ._validate import as_int, normalize_axes, normalize_axis, shape_str, write_out
+from ._validate import as_int, normalize_axes, normalize_axis, shape_str
+from ._out import write_out
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
            "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -351,7 +353,6 @@ def fftfreq(n: int, d: float = 1.0) -> Tensor:
     >>> print(rt.fftfreq(5, d=0.1))
     [0, 2, 4, -4, -2]
     """
-    from ._backend import get_backend
     n = _length(n, "fftfreq", "n")
     dv = _spacing(d, "fftfreq")
     be = get_backend()
@@ -368,7 +369,6 @@ def rfftfreq(n: int, d: float = 1.0) -> Tensor:
     >>> print(rt.rfftfreq(4))
     [0, 0.25, 0.5]
     """
-    from ._backend import get_backend
     n = _length(n, "rfftfreq", "n")
     dv = _spacing(d, "rfftfreq")
     be = get_backend()

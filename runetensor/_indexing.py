@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._backend.contract import BatchedValueError
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
-from ._validate import as_int, normalize_axis, shape_str
+from ._validate import as_int, broadcast_shapes, normalize_axis, shape_str
 from ._views import check_value_shape, value_handle, write
 
 __all__ = ["I", "L", "R", "Rs", "A", "M", "N", "get", "slice", "set", "set_slice", "item", "set_item",
@@ -338,7 +338,6 @@ def _adv_shape(key: tuple, be: Any, fname: str, sep: int = -1) -> tuple[int, ...
 
     With ``sep >= 0`` the size-1 axis of the ``None`` at ``key[sep]`` is left out.
     """
-    from ._validate import broadcast_shapes
     adv_pos = []
     adv_shapes = []
     for i, k in enumerate(key):
@@ -1024,7 +1023,6 @@ def index_put(t: Tensor, indices: Sequence[Any], values: Any, mode: str = "raise
         raise ValueError(f"index_put: {len(ilist)} index tensors for a tensor of rank {len(shape)} "
                          f"{shape_str(shape)}; expected one per axis")
     kts = [_key_tensor(k, be, "index_put") for k in ilist]
-    from ._validate import broadcast_shapes
     try:
         bshape = broadcast_shapes(*(k._data.shape for k in kts), fname="index_put")
     except ValueError:

@@ -37,7 +37,9 @@ from typing import Any
 
 from . import _dtypes as D
 from ._backend import get_backend
+from ._creation import _object_flat
 from ._tensor import Tensor, wrap
+from ._validate import check_alloc
 
 __all__ = ["from_dlpack", "memoryview"]
 
@@ -232,7 +234,6 @@ def _rebuild(dtype_name: str, shape: tuple[int, ...], data: bytes) -> Tensor:
         if s < 0:
             raise ValueError(f"unpickle: negative dimension in shape {shape}")
         n *= s
-    from ._validate import check_alloc
     check_alloc(shape, d, "unpickle")
     if len(data) != n * d.itemsize:
         raise ValueError(f"unpickle: {len(data)} bytes of data for a {d} tensor of shape {shape}; "
@@ -242,7 +243,6 @@ def _rebuild(dtype_name: str, shape: tuple[int, ...], data: bytes) -> Tensor:
 
 
 def _rebuild_object(shape: tuple[int, ...], items: list) -> Tensor:
-    from ._creation import _object_flat
     be = get_backend()
     flat = _object_flat(list(items), be)
     h = be.reshape(flat._data, tuple(shape))

@@ -32,7 +32,8 @@ from . import _dtypes as D
 from ._backend.contract import NumericalFailure
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, on_common, wrap
-from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis, shape_str, write_out
+from ._validate import as_int, broadcast_shapes, normalize_axes, normalize_axis, shape_str
+from ._out import write_out
 
 __all__ = [
     "LinAlgError", "matrix_transpose", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum",

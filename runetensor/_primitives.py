@@ -28,7 +28,8 @@ import cmath
 import math
 from typing import Any, Callable
 
-from ._dtypes import DType
+from ._dtypes import DType, int64
+from ._dtypes import bool as _bool_dtype
 
 __all__ = ["Prim", "PRIMS", "prim"]
 
@@ -170,7 +171,6 @@ def inv_perm(axes):
 
 def _arange_idx(B, n, ndim, axis):
     """int64 indices 0..n-1 shaped to broadcast along ``axis`` of an ``ndim``-d array."""
-    from ._dtypes import int64
     a = B.arange(0, n, 1, int64)
     shp = [1] * ndim
     shp[axis] = n
@@ -371,8 +371,7 @@ def _copysign_partials(B, x, y, out):
 
 
 def _bool():
-    from ._dtypes import bool as b
-    return b
+    return _bool_dtype
 
 
 def _fmod_partials(rounder: str):
@@ -597,7 +596,6 @@ prim("view_index", jvp=lambda B, ts, xs, out, key: B.view_index(ts[0], key), vjp
 
 def _strided_index(B, x, shape, strides, offset):
     """int64 positions (relative to ``x``'s own C-order elements) that an ``as_strided`` view reads."""
-    from ._dtypes import int64
     n = B.buffer_size(x)
     pos = B.arange(0, n, 1, int64)
     return B.as_strided(pos, shape, strides, offset)
@@ -618,7 +616,6 @@ def _strided_rel(B, x, shape, strides, offset):
     Raises:
         TypeError: if ``x`` repeats elements (a broadcast view) or the view reads outside ``x``.
     """
-    from ._dtypes import int64
     n = B.buffer_size(x)
     pos = B.arange(0, n, 1, int64)
     idx = B.contiguous(B.as_strided(pos, shape, strides, offset))
@@ -802,7 +799,6 @@ prim("scan.cumprod", jvp=_cumprod_jvp, vjp=_cumprod_vjp)
 
 def _cum_extreme_index(B, x, out, axis):
     """For each position, the index along ``axis`` where the running extreme was first attained."""
-    from ._dtypes import int64
     n = x.shape[axis]
     idx = B.expand(_arange_idx(B, n, x.ndim, axis), x.shape)
     prev = B.view_index(out, tuple(slice(0, n - 1, 1) if a == axis else slice(0, m, 1)
@@ -1009,7 +1005,6 @@ def _einsum_vjp(B, g, xs, out, need, subscripts):
         own = {c: n for c, n in zip(s, x.shape)}
         r = sum_to(B, r, tuple(own[c] for c in uniq))
         if len(uniq) != len(s):  # a repeated label: the cotangent lives on the diagonal
-            from ._dtypes import int64
             key = []
             for c in s:
                 k = uniq.index(c)

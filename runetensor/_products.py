@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _dtypes as D
 from ._tensor import Tensor, as_tensor, attach, on_common, wrap
-from ._validate import broadcast_shapes, normalize_axis
+from ._validate import as_int, broadcast_shapes, normalize_axis
 
 __all__ = ["dot", "matmul", "diagonal"]
 
@@ -136,7 +136,6 @@ def diagonal(a: Any, offset: int = 0, axis1: int = -2, axis2: int = -1) -> Tenso
     >>> rt.diagonal(rt.zeros(rt.float32, [2, 3, 3])).shape
     (2, 3)
     """
-    from ._validate import as_int
     a = as_tensor(a, "diagonal")
     h = a._data
     nd = h.ndim

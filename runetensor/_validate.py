@@ -7,6 +7,7 @@ Every error names the function, the offending value and what was expected
 from __future__ import annotations
 
 import operator
+import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 __all__ = ["as_int", "as_shape", "as_dtype", "normalize_axis", "normalize_axes", "broadcast_shapes",
-           "shape_str", "write_out", "MAX_RANK", "MAX_NBYTES", "check_nbytes", "check_alloc", "check_count",
+           "shape_str", "MAX_RANK", "MAX_NBYTES", "check_nbytes", "check_alloc", "check_count",
            "alloc_error", "store_value", "nbytes_str", "dims_str", "caller_name", "named_memory_error"]
 
 #: The largest rank a tensor may have (NumPy's limit is 64).
@@ -56,33 +57,6 @@ def as_dtype(dtype: Any, fname: str) -> DType:
         return D.dtype_of(dtype)
     except TypeError as e:
         raise TypeError(f"{fname}: {e}") from None
-
-
-def write_out(r: Tensor, out: Any, fname: str) -> Tensor:
-    """Rune's ``?out``: write ``r`` into ``out`` (same shape and dtype) and return ``out``; ``r`` when None.
-
-    Raises:
-        TypeError: if ``out`` is not a Tensor or its dtype differs.
-        ValueError: if its shape differs.
-    """
-    if out is None:
-        return r
-    from ._tensor import Tensor  # _tensor imports this module
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fname}: out must be a Tensor, got {type(out).__name__}")
-    if out.shape != r.shape:
-        raise ValueError(f"{fname}: out has shape {shape_str(out.shape)}, the result has shape {shape_str(r.shape)}")
-    if out._dtype is not r._dtype:
-        raise TypeError(f"{fname}: out has dtype {out._dtype}, the result has dtype {r._dtype}")
-    if r._backend is not out._backend:
-        from ._tensor import as_level, higher_backend
-        if higher_backend(out._backend, r._backend, fname) is not out._backend:
-            r = as_level(r, out._backend, fname)
-    try:
-        out._backend.assign(out._data, r._data)
-    except ValueError as e:
-        raise ValueError(f"{fname}: cannot write into out ({e})") from None
-    return out
 
 
 def as_shape(shape: Any, fname: str, allow_minus_one: bool = False) -> tuple[int, ...]:
@@ -189,7 +163,6 @@ def caller_name(default: str = "runetensor") -> str:
     public function name (``concatenate``, ``Genarray.create``); helpers (``_x``) and generated
     closures (``<locals>``) without an ``fname`` do not count.  ``default`` if none does.
     """
-    import sys
     f = sys._getframe(1)
     name = default
     while f is not None and _ours(f):

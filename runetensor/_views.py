@@ -16,7 +16,8 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._dtypes import DType
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
-from ._validate import MAX_RANK, as_dtype, as_int, as_shape, normalize_axes, normalize_axis, shape_str, store_value
+from ._validate import (MAX_RANK, as_dtype, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
+                        store_value)
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
            "squeeze", "unsqueeze", "squeeze_axis", "unsqueeze_axis", "expand_dims", "transpose",
@@ -167,7 +168,6 @@ def broadcasted(t1: Tensor, t2: Tensor, reverse: bool = False) -> tuple[Tensor, 
     >>> a.shape, b.shape
     ((3, 5), (3, 5))
     """
-    from ._validate import broadcast_shapes
     t1 = _t(t1, "broadcasted")
     t2 = _t(t2, "broadcasted")
     shp = broadcast_shapes(t1._data.shape, t2._data.shape, fname="broadcasted")

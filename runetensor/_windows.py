@@ -19,6 +19,7 @@ import math
 import operator
 from typing import Any, Sequence
 
+from ._autodiff import custom_vjp
 from ._combine import pad as _pad
 from ._reduction import max as _rmax, mean as _rmean, min as _rmin
 from ._tensor import Tensor, as_tensor
@@ -201,7 +202,6 @@ def _combine_y(y: Tensor, lead: tuple[int, ...], size: tuple[int, ...], ks: tupl
 @functools.lru_cache(maxsize=512)
 def _extract_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
                 pads: tuple[tuple[int, int], ...], sp: tuple[int, ...], out: tuple[int, ...]) -> Any:
-    from ._autodiff import custom_vjp
 
     @custom_vjp
     def extract(x: Tensor) -> Tensor:
@@ -221,7 +221,6 @@ def _extract_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
 def _extract_cf_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
                    pads: tuple[tuple[int, int], ...], shape: tuple[int, ...], out: tuple[int, ...]) -> Any:
     """im2col of an ``(N, C, spatial...)`` tensor as the matrix ``(C*P, N*L)``, with col2im as its reverse rule."""
-    from ._autodiff import custom_vjp
     n, c, sp = shape[0], shape[1], shape[2:]
     k = len(ks)
     perm = [k + 1, 0] + list(range(1, k + 1)) + list(range(k + 2, 2 * k + 2))

@@ -63,7 +63,9 @@ from typing import Any, Callable, Mapping
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
+from ._creation import int_range
 from ._tensor import Tensor, as_tensor, wrap
+from ._validate import MAX_RANK
 
 __all__ = ["save_npy", "load_npy", "save_npz", "load_npz", "save_safetensors", "load_safetensors",
            "save_txt", "load_txt", "load_image", "save_image", "DEFAULT_MAX_EXTRA_BYTES",
@@ -206,15 +208,12 @@ def _check_limit(n: int, limit: int | None, max_bytes: Any, fname: str, where: s
                          "to load a file you trust")
 
 
-_MAX_DIMS = 64
-
-
 def _check_shape(shape: Any, d: DType | None, fname: str, where: str, what: str = "bad shape") -> None:
-    """A shape must be a sequence of at most 64 non-negative ints whose byte size (zero
+    """A shape must be a sequence of at most ``MAX_RANK`` (64) non-negative ints whose byte size (zero
     dimensions aside) fits in a signed machine word, as every array library requires."""
-    if (not isinstance(shape, (tuple, list)) or len(shape) > _MAX_DIMS
+    if (not isinstance(shape, (tuple, list)) or len(shape) > MAX_RANK
             or not all(type(s) is int and s >= 0 for s in shape)):
-        raise ValueError(f"{fname}: {where}: {what} {shape!r:.80} (expected at most {_MAX_DIMS} non-negative ints)")
+        raise ValueError(f"{fname}: {where}: {what} {shape!r:.80} (expected at most {MAX_RANK} non-negative ints)")
     n = d.itemsize if d is not None else 1
     for s in shape:
         n *= max(s, 1)
@@ -1062,7 +1061,6 @@ class _TxtPacker:
         self.pending: list[Any] = []
         self.count = 0
         if d.kind in "iu":
-            from ._creation import int_range
             self.range: tuple[int, int] | None = int_range(d)
         else:
             self.range = None

@@ -31,7 +31,7 @@ __all__ = ["GradientTransformation", "apply_updates", "sgd", "adam", "adamw", "r
 
 
 def _rt() -> Any:
-    import runetensor as rt
+    import runetensor as rt  # deferred: the package imports this module
     return rt
 
 

@@ -59,7 +59,7 @@ _DOMAIN_STREAM, _DOMAIN_SPLIT, _DOMAIN_FOLD, _DOMAIN_SUB = 0, 1, 2, 3
 # ---------------------------------------------------------------------------------------------
 
 def _rt() -> Any:
-    import runetensor as rt
+    import runetensor as rt  # deferred: the package imports this module
     return rt
 
 

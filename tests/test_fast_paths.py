@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import runetensor as rt
-from runetensor import _parallel
+from runetensor._backend import _parallel
 from runetensor._backend import _fast
 from runetensor._backend.numpy_backend import numpy_backend as be
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor import _parallel
+from runetensor._backend import _parallel
 from runetensor import bigarray as ba
 from runetensor._backend import _fast
 
@@ -222,7 +222,7 @@ def test_fork_while_another_thread_holds_the_pool_locks():
     must not hang on its first large op."""
     out = assert_survives("""
         import os, threading, numpy as np, runetensor as rt
-        from runetensor import _parallel
+        from runetensor._backend import _parallel
         from runetensor._backend import _fast
         rt.set_num_threads(2)
         x = rt.from_numpy(np.arange(1 << 22, dtype=np.float32))
@@ -351,7 +351,7 @@ def test_after_fork_resets_every_lock_and_pool():
     """In a forked child every module-level lock is a fresh, unlocked one and the pools are empty."""
     out = assert_survives("""
         import os, numpy as np, runetensor as rt
-        from runetensor import _parallel
+        from runetensor._backend import _parallel
         from runetensor._backend import _fast
         rt.set_num_threads(2)
         (rt.from_numpy(np.ones(1 << 21, np.float32)) + 1).sum()

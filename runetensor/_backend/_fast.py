@@ -14,7 +14,7 @@ What they do:
   to any more (checked by reference count), instead of fresh memory whose
   pages the kernel must fault in and zero on first touch.
 * **Threads**: large elementwise ufuncs, sums and axis reductions are split
-  into chunks run on :mod:`runetensor._parallel`'s pool (NumPy releases the
+  into chunks run on :mod:`runetensor._backend._parallel`'s pool (NumPy releases the
   GIL inside ufunc loops).  Chunk boundaries are multiples of 64 elements, so
   every element goes through the same SIMD lane grouping and alignment as in
   one whole call.
@@ -45,7 +45,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .._parallel import chunk_ranges, get_num_threads, parallel_for
+from ._parallel import chunk_ranges, get_num_threads, parallel_for
 
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\._fast")
 warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=r"runetensor\._backend\._fast")

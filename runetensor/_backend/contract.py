@@ -64,6 +64,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Sequence
 
+from .. import _dtypes as D
 from .._dtypes import DType
 
 Handle = Any
@@ -246,7 +247,6 @@ class Backend(ABC):
         Not abstract: this default composes ``random_bits``, ``binary`` and ``cast``; a
         backend may fuse it, with the same values bit for bit.
         """
-        from .. import _dtypes as D
         if dtype is D.float64:
             w = self.reshape(self.random_bits(seed, 2 * n), (n, 2))
             col = lambda j: self.view_index(w, (slice(0, n, 1), j))  # noqa: E731

@@ -8,6 +8,7 @@ wider type (float32, int8, uint8) and rounded back once.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import warnings
 
@@ -17,6 +18,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import _dtypes as D
 from .._dtypes import DType
+from .._validate import named_memory_error
 from .contract import Backend, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
 
@@ -126,9 +128,8 @@ def _erf(x, out=None):
         raise TypeError("erf is not defined for complex input")
     src = x if x.dtype.kind == "f" else x.astype(np.float64)
     try:
-        from scipy.special import erf as fn
+        from scipy.special import erf as fn  # deferred: SciPy is heavy and optional
     except ImportError:  # pragma: no cover  (scipy is an optional extra)
-        import math
         fn = np.frompyfunc(math.erf, 1, 1)
     r = np.asarray(fn(src)).astype(x.dtype, copy=False)
     return _copy_into(r, out) if out is not None else r
@@ -362,7 +363,6 @@ def _memory_error(e: MemoryError) -> MemoryError:
     """A failed allocation's ``MemoryError`` (NumPy's or the pool's, carrying shape and dtype),
     reworded as ``add: cannot allocate 4.0 TiB for shape (2**20, 2**20) float32`` naming the
     function the user called.  Only on the error path: the primitives' ``try`` costs nothing."""
-    from .._validate import named_memory_error
     return named_memory_error(e, lambda dt: RT_DTYPE.get(np.dtype(dt), dt))
 
 
@@ -1112,7 +1112,6 @@ _DLPACK_FROM_CODE = {v: k for k, v in _DLPACK_EXTENDED.items()}
 
 def _capsule_tensor_ptr(capsule):
     """(address of the DLTensor inside the capsule's managed tensor, versioned?)."""
-    import ctypes
     getname = ctypes.pythonapi.PyCapsule_GetName
     getname.restype = ctypes.c_char_p
     getname.argtypes = [ctypes.py_object]
@@ -1131,12 +1130,10 @@ def _capsule_tensor_ptr(capsule):
 
 def _dtype_field(tensor_ptr):
     """Address of DLTensor.dtype: after void* data, DLDevice (2 x i32), i32 ndim."""
-    import ctypes
     return tensor_ptr + ctypes.sizeof(ctypes.c_void_p) + 8 + 4
 
 
 def _dlpack_export_extended(x, code_bits, kw):
-    import ctypes
     code, bits = code_bits
     carrier = x.view(np.uint16 if bits == 16 else np.uint8)
     cap = carrier.__dlpack__(**kw)
@@ -1160,7 +1157,6 @@ class _CapsuleHolder:
 
 
 def _dlpack_import(obj, copy):
-    import ctypes
     if isinstance(obj, np.ndarray):  # includes ml_dtypes arrays, which NumPy's own __dlpack__ refuses
         return obj.copy() if copy else obj
     if not hasattr(obj, "__dlpack__"):

@@ -1,0 +1,225 @@
+"""The thread pool behind the backends' fast paths: ``set_num_threads`` and ``get_num_threads``.
+
+Large elementwise operations, reductions, blocked copies and the low-precision
+float paths of the NumPy backend split their work into chunks and run them on
+this pool (NumPy's kernels release the GIL, so the chunks run on separate
+cores).  The pool is sized by the cores this process may use (or by the
+``RUNETENSOR_NUM_THREADS`` environment variable) and can be set to one
+thread, which runs every chunk in the calling thread.  Results do not depend
+on the thread count (reductions aside, see ``docs/performance.md``).
+
+By default (no ``set_num_threads`` call, no environment variable) the chunks
+run serially while the load average shows the cores busy with other
+processes: helper threads would be descheduled in the middle of a chunk.
+
+This module is backend-neutral: it only schedules Python callables.  It does
+not change the threads of BLAS (``matmul``), which NumPy's BLAS manages.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+__all__ = ["set_num_threads", "get_num_threads"]
+
+
+def _machine_threads() -> int:
+    env = os.environ.get("RUNETENSOR_NUM_THREADS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            n = 0
+        if n >= 1:
+            return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_lock = threading.Lock()
+_num_threads = _machine_threads()
+#: True until set_num_threads is called (or RUNETENSOR_NUM_THREADS is set): the pool then
+#: stays serial while the machine's load average shows its cores busy with other work
+_auto = not os.environ.get("RUNETENSOR_NUM_THREADS", "").strip()
+_load_checked = [0.0, False]  # [time of the last check, busy?]
+_executor: ThreadPoolExecutor | None = None
+_local = threading.local()  # .inside: True in a pool worker (nested calls run serially)
+
+
+def set_num_threads(n: int) -> None:
+    """Set how many threads runetensor's fast paths may use (1: everything in the calling thread).
+
+    Once set, the count is used as is (the default count instead falls back to
+    serial work while other processes keep the machine's cores busy).
+
+    Args:
+        n: a positive integer.
+
+    Raises:
+        TypeError: if ``n`` is not an integer.
+        ValueError: if ``n`` < 1.
+
+    >>> import runetensor as rt
+    >>> old = rt.get_num_threads()
+    >>> rt.set_num_threads(1)
+    >>> rt.get_num_threads()
+    1
+    >>> rt.set_num_threads(old)
+    """
+    global _num_threads, _executor
+    if isinstance(n, bool):
+        raise TypeError("set_num_threads: expected a positive int, got bool")
+    if not isinstance(n, int):
+        try:
+            n = n.__index__()  # type: ignore[union-attr]
+        except (AttributeError, TypeError):
+            raise TypeError(f"set_num_threads: expected a positive int, got {type(n).__name__}") from None
+    if n < 1:
+        raise ValueError(f"set_num_threads: expected a positive number of threads, got {n}")
+    global _auto
+    _auto = False
+    with _lock:
+        if n != _num_threads:
+            old, _executor = _executor, None
+            _num_threads = n
+            if old is not None:
+                # without waiting or cancelling: chunks other threads already queued on the old
+                # pool still run there, and a submit that loses the race to this shutdown makes
+                # parallel_for run the chunks in its own thread (see there); nothing fails or hangs
+                old.shutdown(wait=False)
+
+
+def get_num_threads() -> int:
+    """How many threads runetensor's fast paths use (by default, the cores available to this process).
+
+    Returns:
+        The current thread count (at least 1).
+
+    >>> import runetensor as rt
+    >>> rt.get_num_threads() >= 1
+    True
+    """
+    return _num_threads
+
+
+def _machine_busy() -> bool:
+    """Whether other processes keep the cores busy (1-minute load average, checked at most once a second).
+
+    Helpers would then be descheduled in the middle of their chunks and the
+    caller would wait for them; serial work is faster.  Results do not depend
+    on the thread count, so this only changes speed.
+    """
+    now = time.monotonic()
+    if now - _load_checked[0] > 1.0:
+        _load_checked[0] = now
+        try:
+            _load_checked[1] = os.getloadavg()[0] > _num_threads + 0.5
+        except (AttributeError, OSError):
+            _load_checked[1] = False
+    return _load_checked[1]
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    ex = _executor
+    if ex is None:
+        with _lock:
+            if _executor is None:
+                _executor = ThreadPoolExecutor(max_workers=max(1, _num_threads - 1),
+                                               thread_name_prefix="runetensor",
+                                               initializer=_mark_worker)
+            ex = _executor
+    return ex
+
+
+def _mark_worker() -> None:
+    _local.inside = True
+
+
+def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
+    """Run ``fn(0) ... fn(n - 1)`` on the pool and the calling thread; return the results in order.
+
+    Chunks are taken dynamically: the caller and each helper thread repeatedly
+    claim the next unclaimed index.  The caller never waits for a helper that
+    has not started (on a busy machine it simply runs every chunk itself), only
+    for chunks a helper is already running, so a loaded machine costs at most
+    the serial time plus a few microseconds.  Exceptions propagate (the first
+    one raised, after every claimed chunk has finished).  Serial when ``n`` is 1,
+    the pool has one thread, or when called from a pool worker (no nested
+    parallelism, so no deadlock).
+    """
+    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False) or (_auto and _machine_busy()):
+        return [fn(i) for i in range(n)]
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+    claim = itertools.count()  # next() on a count is atomic under the GIL
+    lock = threading.Lock()
+    done = threading.Event()
+    finished = [0]
+
+    def runner() -> None:
+        while True:
+            i = next(claim)
+            if i >= n:
+                return
+            try:
+                results[i] = fn(i)
+            except BaseException as e:  # reported by the caller
+                errors.append(e)
+            with lock:
+                finished[0] += 1
+                if finished[0] == n:
+                    done.set()
+
+    try:
+        ex = _pool()
+        for _ in range(min(_num_threads - 1, n - 1)):
+            ex.submit(runner)
+    except RuntimeError:
+        # the pool was shut down under us (set_num_threads in another thread replaced it, or
+        # the interpreter is exiting) or no thread could be started: the helpers already
+        # submitted still run, and this thread claims whatever they leave
+        pass
+    runner()
+    done.wait()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def chunk_ranges(n: int, chunk: int, align: int = 1) -> list[tuple[int, int]]:
+    """``(lo, hi)`` ranges of about ``chunk`` items covering ``range(n)``, boundaries multiples of ``align``.
+
+    The ranges depend only on ``n`` and ``chunk``, never on the thread count,
+    so results assembled from chunks are the same with any number of threads.
+    """
+    chunk = max(align, chunk // max(align, 1) * max(align, 1), 1)
+    return [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)] or [(0, n)]
+
+
+#: pools inherited by a forked child: kept referenced, never used nor shut down there (their
+#: worker threads do not exist in the child, and their internal locks may have been held at the
+#: fork; tearing them down could block on those locks)
+_forked_away: list = []
+
+
+def _after_fork() -> None:
+    """In a forked child: a fresh lock, no pool (a new one is made on the first threaded op)
+    and fresh thread-local state.  The parent's threads do not exist in the child; a lock one of
+    them held at the fork would never be released."""
+    global _executor, _lock, _local
+    if _executor is not None:
+        _forked_away.append(_executor)
+    _executor = None
+    _lock = threading.Lock()
+    _local = threading.local()  # forked from a pool worker: the child's thread is no worker
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
