@@ -267,4 +267,5 @@ def test_empty_batches_and_windows_inside_the_padding():
                                                        padding=[(2, 2)])), [[0, 0], [0, 0]])
     np.testing.assert_array_equal(N(rt.combine_patches(rt.ones(rt.float64, [2, 2]), [1], [2], stride=3,
                                                        padding=[(2, 2)])), [0])
-    rt.check_grads(lambda u: rt.combine_patches(u, [1], [2], stride=3, padding=[(2, 2)]), (rt.ones(rt.float64, [2, 2]),))
+    rt.check_grads(lambda u: rt.combine_patches(u, [1], [2], stride=3, padding=[(2, 2)]),
+                   (rt.ones(rt.float64, [2, 2]),))

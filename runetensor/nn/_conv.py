@@ -13,7 +13,7 @@ import builtins
 import itertools
 import math
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 from .. import _dtypes as D
 from .._combine import pad as _pad
