@@ -492,7 +492,7 @@ def _small_mlp(ctx):
 @workload("vmap_mlp_1024", "rt.vmap of a per-example 32-64-8 tanh MLP forward over 1024 examples "
                            "(compare with mlp_batched_1024: the same computation batched by hand)")
 def _vmap_mlp(ctx):
-    np, rt = ctx.np, ctx.rt
+    rt = ctx.rt
     x, w1, w2 = _small_mlp(ctx)
     rx, r1, r2 = rt.asarray(x), rt.asarray(w1), rt.asarray(w2)
     per = rt.vmap(lambda e, a, b: rt.tanh(rt.tanh(e @ a) @ b), in_axes=(0, None, None))

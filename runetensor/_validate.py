@@ -15,7 +15,6 @@ from . import _dtypes as D
 
 if TYPE_CHECKING:
     from ._dtypes import DType
-    from ._tensor import Tensor
 
 __all__ = ["as_int", "as_shape", "as_dtype", "normalize_axis", "normalize_axes", "broadcast_shapes",
            "shape_str", "MAX_RANK", "MAX_NBYTES", "check_nbytes", "check_alloc", "check_count",
@@ -68,12 +67,14 @@ def as_shape(shape: Any, fname: str, allow_minus_one: bool = False) -> tuple[int
     """
     if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape) and len(shape) <= MAX_RANK:
         return shape
-    if isinstance(shape, (int,)) and not isinstance(shape, bool) or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple)):
+    if (isinstance(shape, int) and not isinstance(shape, bool)
+            or hasattr(shape, "__index__") and not isinstance(shape, (list, tuple))):
         shape = (shape,)
     try:
         items = list(shape)
     except TypeError:
-        raise TypeError(f"{fname}: shape must be a sequence of integers, got {type(shape).__name__} {shape!r}") from None
+        raise TypeError(f"{fname}: shape must be a sequence of integers, "
+                        f"got {type(shape).__name__} {shape!r}") from None
     out = tuple(as_int(s, fname, "shape entry") for s in items)
     for s in out:
         if s < 0 and not (allow_minus_one and s == -1):

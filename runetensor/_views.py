@@ -13,11 +13,10 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
-from . import _dtypes as D
 from ._dtypes import DType
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
-from ._validate import (MAX_RANK, as_dtype, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis, shape_str,
-                        store_value)
+from ._validate import (MAX_RANK, as_dtype, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis,
+                        shape_str, store_value)
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
            "squeeze", "unsqueeze", "squeeze_axis", "unsqueeze_axis", "expand_dims", "transpose",

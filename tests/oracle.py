@@ -12,7 +12,6 @@ once), with NumPy's floating-point warnings silenced (the inputs hold inf/NaN on
 """
 import math
 
-import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 

@@ -8,7 +8,6 @@ independent oracle: NumPy ufuncs for floats (low-precision floats computed in
 float32 and rounded once) and exact Python integer arithmetic, wrapped to the
 type's width, for integers.
 """
-import math
 import warnings
 
 import ml_dtypes
@@ -102,7 +101,8 @@ def test_scalar_forms_match_oracle(name, data):
             fn(rt.from_numpy(a), s)
         return
     # the scalar is weak: the tensor's dtype is kept
-    check(fn(rt.from_numpy(a), s), np.broadcast_to(exp[1], a.shape), exp[0], zero_sign=base not in ("pow", "maximum", "minimum"))
+    check(fn(rt.from_numpy(a), s), np.broadcast_to(exp[1], a.shape), exp[0],
+          zero_sign=base not in ("pow", "maximum", "minimum"))
 
 
 INPLACE = {"iadd": "add", "isub": "sub", "imul": "mul", "idiv": "div", "ipow": "pow", "imod": "mod_",

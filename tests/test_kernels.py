@@ -76,11 +76,13 @@ def same_bits(*arrays):
     first = arrays[0]
     for a in arrays[1:]:
         assert a.dtype == first.dtype and a.shape == first.shape
-        np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(first).view(np.uint8))
+        np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8),
+                                      np.ascontiguousarray(first).view(np.uint8))
 
 
 def ref_binary(op, x, y):
-    f = lambda v: v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
+    def f(v):
+        return v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
     with np.errstate(all="ignore"):
         return np.asarray(BINARY[op](f(x), f(y))).astype(BF16)
 
@@ -216,7 +218,8 @@ F8_ALL = np.arange(256, dtype=np.uint8)
 
 def f8_ref(fn, t, *xs):
     """ml_dtypes' conversions around a float32 op: what the plain path computes."""
-    f = lambda v: v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
+    def f(v):
+        return v.astype(np.float32) if isinstance(v, np.ndarray) else np.asarray(v, dtype=np.float32)
     with np.errstate(all="ignore"):
         return np.asarray(fn(*[f(x) for x in xs])).astype(t)
 
@@ -617,7 +620,8 @@ def test_portable_and_simd_loops_agree(simd):
     for seed in (0, 2 ** 64 - 1):
         ref = nb._philox_stream((seed & 0xFFFFFFFF, seed >> 32), 2000).reshape(-1)
         same_bits(be.random_bits(seed, 8000), ref)
-        same_bits(be.random_uniform(seed, 3001, D.float32), ((ref[:3001] >> 8).astype(np.float32) * np.float32(2.0 ** -24)))
+        same_bits(be.random_uniform(seed, 3001, D.float32),
+                  (ref[:3001] >> 8).astype(np.float32) * np.float32(2.0 ** -24))
     k = _fast._kernels
     h = np.arange(1 << 16, dtype=np.uint16)
     wide = np.empty(h.size, np.float32)

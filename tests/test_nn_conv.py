@@ -1,6 +1,5 @@
 """runetensor.nn convolutions and pooling against torch.nn.functional (when installed), SciPy and
 rt.check_grads (float64, both modes)."""
-import itertools
 
 import numpy as np
 import pytest

@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import _dtypes as D
 from .. import _reduction as R
 from .._tensor import Tensor, wrap
-from ._common import PY_SCALARS, arr, axes_arg, broadcast, cast, flat, promote
+from ._common import PY_SCALARS, arr, axes_arg, broadcast, cast, promote
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
