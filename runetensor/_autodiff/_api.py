@@ -606,6 +606,24 @@ def _down(leaves: list, B: TraceBackend) -> tuple[list, list]:
     return lows, pays
 
 
+@contextlib.contextmanager
+def below(B: Backend) -> Iterator[None]:
+    """A block run one level below the transformation ``B`` (a custom rule's forward function):
+    ``B`` and the transformations above it are not active, so tensors created there belong to
+    ``B``'s parent level, like the values they are combined with."""
+    st = state.stack
+    i = next((k for k, b in enumerate(st) if b is B), None)
+    if i is None:
+        yield
+        return
+    saved = st[i:]
+    del st[i:]
+    try:
+        yield
+    finally:
+        st.extend(saved)
+
+
 def _lowered(args: tuple) -> tuple | None:
     """For a custom rule: ``(B, tree, lows, pays)`` with ``B`` the highest transformation among the
     arguments and the arguments one level below it with their payloads; None when no argument
@@ -677,7 +695,8 @@ class custom_vjp:
             return self.fun(*args)
         B, tree, lows, pays = low
         low_args = tree_unflatten(tree, lows)
-        fwd_out = self.fwd(*low_args)
+        with below(B):
+            fwd_out = self.fwd(*low_args)
         if not (isinstance(fwd_out, tuple) and len(fwd_out) == 2):
             raise TypeError("custom_vjp: fwd must return a pair (output, residuals)")
         out, res = fwd_out
@@ -773,14 +792,16 @@ class custom_jvp:
         if isinstance(B, ForwardBackend):
             tangents = tree_unflatten(tree, [wrap(p, lo._dtype, B.parent) if p is not None else _zeros_like_t(lo)
                                              for p, lo in zip(pays, lows)])
-            r = rule(low_args, tangents)
+            with below(B):
+                r = rule(low_args, tangents)
             if not (isinstance(r, tuple) and len(r) == 2):
                 raise TypeError("custom_jvp: the rule must return a pair (output, tangent_out)")
             out, tout = r
             t_leaves = tree_flatten(tout)[0]
             return _up_outputs(B, out, lambda i, o: _handle_at(t_leaves[i], o, B.parent, "custom_jvp",
                                                                f"tangent output {i}"))
-        out = self.fun(*low_args)
+        with below(B):
+            out = self.fun(*low_args)
         o_leaves, o_tree = tree_flatten(out)
         avals = tuple((o.shape, o._dtype) for o in o_leaves)
         zero_t = [_zeros_like_t(lo) for lo in lows]

@@ -12,7 +12,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from .._tensor import Tensor, as_tensor, wrap
-from ._api import _lowered, _top, _up_outputs, vjp
+from ._api import _lowered, _top, _up_outputs, below, vjp
 from ._batch import BatchBackend, BatchedValueError, BatchTracer, move_out
 from ._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from ._trace import Node, ReverseBackend, state
@@ -386,7 +386,8 @@ def checkpoint(f: Callable) -> Callable:
         if low is None or not isinstance(low[0], ReverseBackend):
             return f(*args)
         B, tree, lows, pays = low
-        out = f(*tree_unflatten(tree, lows))
+        with below(B):
+            out = f(*tree_unflatten(tree, lows))
         o_leaves, o_tree = tree_flatten(out)
         avals = tuple((o.shape, o._dtype) for o in o_leaves)
         diff = tuple(i for i, p in enumerate(pays) if p is not None)
