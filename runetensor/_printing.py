@@ -1,4 +1,4 @@
-"""Printing in the seed's format (conventions section 5).
+"""Printing in the seed's format (docs/conventions.md section 5).
 
 ``str(t)`` is what the OCaml toplevel shows after ``=``: rows are bracketed,
 elements separated by ``", "``, each row after the first on a new line

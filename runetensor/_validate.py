@@ -1,7 +1,7 @@
 """Argument checking shared by every family: shapes, axes, broadcasting.
 
 Every error names the function, the offending value and what was expected
-(conventions section 6): ``ValueError`` for bad shapes and values,
+(docs/conventions.md section 6): ``ValueError`` for bad shapes and values,
 ``IndexError`` for out-of-range indices and axes, ``TypeError`` for wrong kinds.
 """
 from __future__ import annotations

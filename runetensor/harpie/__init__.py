@@ -2,7 +2,7 @@
 
 ``from runetensor import harpie as hp``.  This is the Haskell library harpie's
 ``Harpie.Array`` (seed ``004``) with the names and argument order of
-``API-CONVENTIONS.md``: camelCase becomes snake_case (``findNoOverlap`` ->
+``docs/conventions.md``: camelCase becomes snake_case (``findNoOverlap`` ->
 ``find_no_overlap``), ``!`` is :func:`index`, ``!?`` :func:`index_safe`,
 ``><`` :func:`array`; array arguments come first, then the rest in harpie's
 order (``reduces [0] sum a`` -> ``hp.reduces(a, [0], sum)``); ``*_safe``
