@@ -51,7 +51,7 @@ def _input(x: Any, fname: str, real_input: bool) -> tuple[Tensor, Any]:
         raise TypeError(f"{fname}: expected a numeric tensor, got {d}")
     single = d in _SINGLE
     if real_input:
-        if d.kind == "c":
+        if d.is_complex:
             raise TypeError(f"{fname}: expected a real tensor, got {d}; use the complex transform instead")
         want = D.float32 if single else D.float64
     else:

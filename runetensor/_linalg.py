@@ -87,7 +87,7 @@ def _cast_h(t: Tensor, d: DType) -> Any:
 def _back(be: Any, h: Any, want: DType) -> Tensor:
     """Wrap a backend result, rounding real results back to a low-precision ``want``."""
     got = be.dtype(h)
-    if got.kind == "f" and want.kind == "f" and got is not want:
+    if got.is_float and want.is_float and got is not want:
         return wrap(be.cast(h, want), want, be)
     return wrap(h, got, be)
 
@@ -135,7 +135,7 @@ def _common(a: Any, b: Any, fname: str) -> tuple[Tensor, Tensor, DType]:
 
 
 def _conj_h(be: Any, h: Any, d: DType) -> Any:
-    return be.unary("conj", h) if d.kind == "c" else h
+    return be.unary("conj", h) if d.is_complex else h
 
 
 def _eye_h(be: Any, n: int, d: DType) -> Any:

@@ -155,7 +155,7 @@ def cast_like(B, g, d: DType):
     gd = B.dtype(g)
     if gd is d:
         return g
-    if gd.kind == "c" and d.kind != "c":
+    if gd.is_complex and not d.is_complex:
         g = B.unary("real", g)
         if B.dtype(g) is d:
             return g
@@ -200,7 +200,7 @@ def any_true(B, m) -> bool:
 
 
 def is_inexact(d: DType) -> bool:
-    return d.kind in "fc"
+    return d.is_inexact
 
 
 # ---------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def _one_plus(B, a, s=1.0):
 
 
 def _abs_deriv(B, x, y):
-    if B.dtype(x).kind == "c":  # d|z| = Re(conj(z)/|z| dz): "c2r" with c = conj(z)/|z| (0 at z = 0)
+    if B.dtype(x).is_complex:  # d|z| = Re(conj(z)/|z| dz): "c2r" with c = conj(z)/|z| (0 at z = 0)
         r = B.cast(y, B.dtype(x))
         safe = where(B, B.binary("eq", r, 0), 1, r)
         return where(B, B.binary("eq", r, 0), 0, div(B, B.unary("conj", x), safe))
@@ -276,7 +276,7 @@ def _unary_jvp(op: str, deriv: Callable | None, kind: str) -> Callable:
         if deriv is None:
             return zeros_like(B, out)
         d = deriv(B, xs[0], out)
-        if kind in ("c2r", "absc") and B.dtype(xs[0]).kind == "c":
+        if kind in ("c2r", "absc") and B.dtype(xs[0]).is_complex:
             return B.unary("real", mul(B, t, d))
         return mul(B, t, d)
     return jvp
@@ -291,7 +291,7 @@ def _unary_vjp(op: str, deriv: Callable | None, kind: str) -> Callable:
             return (None,)
         d = deriv(B, x, out)
         xd = B.dtype(x)
-        if kind in ("c2r", "absc") and xd.kind == "c":
+        if kind in ("c2r", "absc") and xd.is_complex:
             return (mul(B, B.cast(g, xd), d),)
         return (mul(B, g, d),)
     return vjp
@@ -329,7 +329,7 @@ def _pow_partials(B, x, y, out):
             dy = zeros_like(B, y)
         else:
             lg = math.log(x) if type(x) is not complex and x > 0 else cmath.log(x)
-            dy = B.binary("mul", out, lg if B.dtype(out).kind == "c" or type(lg) is not complex else float("nan"))
+            dy = B.binary("mul", out, lg if B.dtype(out).is_complex or type(lg) is not complex else float("nan"))
     return dx, dy
 
 
@@ -730,7 +730,7 @@ def _extreme_weights(B, x, out, axes, keepdims):
     """Ties share the derivative equally (as JAX); NaN results send it to the NaNs."""
     ob = _bcast(B, out, x.shape, axes, keepdims)
     m = B.binary("eq", x, ob)
-    if B.dtype(x).kind == "f":
+    if B.dtype(x).is_float:
         m = B.binary("logical_or", m, B.binary("logical_and", B.unary("isnan", x), B.unary("isnan", ob)))
     mf = B.cast(m, B.dtype(x))
     cnt = B.reduce("sum", mf, axes, True)

@@ -293,7 +293,7 @@ def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = 
     src = _cast_h(t, cd)
     m = _mean_h(wrap(src, cd, be), ax, True, cd)
     dev = be.binary("sub", src, m)
-    if cd.kind == "c":
+    if cd.is_complex:
         dev = be.unary("abs", dev)
     be.binary("mul", dev, dev, out=dev)
     s = be.reduce("sum", dev, ax, bool(keepdims)) if ax else dev  # dev is a fresh buffer
@@ -367,7 +367,7 @@ def _flat(t: Tensor) -> Any:
 def _arg(op: str, t: Any, axis: Any, keepdims: bool, fname: str, index_dtype: DType = D.int32) -> Tensor:
     t = as_tensor(t, fname)
     be, d = t._backend, t._dtype
-    if d.kind == "c":
+    if d.is_complex:
         raise TypeError(f"{fname}: complex numbers have no order ({d})")
     if axis is None:
         if t._data.size == 0:
@@ -441,7 +441,7 @@ def _scan(op: str, t: Any, axis: Any, fname: str, dtype: DType | None = None,
     result with the identity (0 or 1: the Array API's ``cumulative_*``)."""
     t = as_tensor(t, fname)
     be, d = t._backend, t._dtype
-    if op in ("cummax", "cummin") and d.kind == "c":
+    if op in ("cummax", "cummin") and d.is_complex:
         raise TypeError(f"{fname}: complex numbers have no order ({d})")
     out_d = dtype if dtype is not None else D.default_int if d.kind == "b" and op in ("cumsum", "cumprod") else d
     if axis is None:

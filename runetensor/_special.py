@@ -45,10 +45,10 @@ def _real_float(t: Any, fname: str) -> tuple[Tensor, DType]:
     d = t.dtype
     if d.kind in "biu":
         return t.astype(D.float64), D.float64
-    if d.kind == "c":
+    if d.is_complex:
         raise TypeError(f"{fname}: complex input is not supported (got a {d} tensor); "
                         f"apply it to rt.real/rt.imag or rt.abs of the tensor")
-    if d.kind != "f":
+    if not d.is_float:
         raise TypeError(f"{fname}: expected a numeric tensor, got dtype {d}")
     if d.is_low_precision:
         return t.astype(D.float32), d

@@ -734,7 +734,7 @@ def value_handle(value: Any, d: DType, be: Any, fname: str) -> Any:
     vd = value._dtype
     if vd is d:
         return value._data
-    if vd.kind == "c" and k != "c":
+    if vd.is_complex and k != "c":
         raise TypeError(f"{fname}: complex values ({vd}) cannot be stored in {d}; take rt.real first")
     if vd.kind == "O":
         raise TypeError(f"{fname}: object values cannot be stored in {d}")

@@ -243,7 +243,7 @@ def _extract_cf_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...]
 def _im2col_cf(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
                pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
     """``(C*P, N*L)`` patches of an ``(N, C, spatial...)`` tensor (for nn's convolutions)."""
-    if x.dtype.kind in "fc":
+    if x.dtype.is_inexact:
         return _extract_cf_fn(ks, st, dl, pads, x.shape, out)(x)
     return _extract_raw(x, ks, st, dl, pads, out, cf=True)
 
@@ -299,7 +299,7 @@ def extract_patches(t: Tensor, kernel_size: Sequence[int], stride: int | Sequenc
     x, ks, st, dl, pads = _params(t, kernel_size, stride, dilation, padding, "extract_patches")
     _, sp = _spatial(x.shape, len(ks), "extract_patches")
     out = _out_sizes(sp, ks, st, dl, pads, "extract_patches")
-    if x.dtype.kind in "fc":
+    if x.dtype.is_inexact:
         return _extract_fn(ks, st, dl, pads, sp, out)(x)
     return _extract_raw(x, ks, st, dl, pads, out)
 

@@ -261,7 +261,7 @@ def _write_le(f: Any, t: Tensor) -> None:
 
 def _swap(be: Any, raw: Any, d: DType, n: int) -> bytes:
     """Reverse the byte order of each element (each part, for complex) of ``raw``."""
-    part = d.itemsize // 2 if d.kind == "c" else d.itemsize
+    part = d.itemsize // 2 if d.is_complex else d.itemsize
     u8 = be.from_buffer(raw, D.uint8, (n * d.itemsize // part, part), 0)
     return be.to_bytes(be.flip(u8, (1,)))
 
@@ -873,9 +873,9 @@ _TXT_TAG = "# runetensor:"
 def _fmt_value(v: Any, d: DType) -> str:
     if d is D.bool:
         return "1" if v else "0"
-    if d.kind in "iu":
+    if d.is_int:
         return str(int(v))
-    if d.kind == "c":
+    if d.is_complex:
         z = complex(v)
         return repr(z).strip("()")
     return repr(float(v))
@@ -947,9 +947,9 @@ def _parse_value(s: str, d: DType, fname: str, where: str) -> Any:
             if low in ("0", "false"):
                 return False
             raise ValueError
-        if d.kind in "iu":
+        if d.is_int:
             return int(s)
-        if d.kind == "c":
+        if d.is_complex:
             return complex(s)
         return float(s)
     except ValueError:
@@ -1060,7 +1060,7 @@ class _TxtPacker:
         self.buf = bytearray()
         self.pending: list[Any] = []
         self.count = 0
-        if d.kind in "iu":
+        if d.is_int:
             self.range: tuple[int, int] | None = int_range(d)
         else:
             self.range = None

@@ -663,7 +663,7 @@ def _lex_order(keys: Tensor, fname: str) -> Any:
     """A stable lexicographic order of the rows of a 2-d tensor (int64 handle)."""
     be = keys._backend
     n, m = keys.shape
-    if keys._dtype.kind == "c":
+    if keys._dtype.is_complex:
         raise TypeError(f"{fname}: complex numbers have no order ({keys._dtype})")
     idx = be.arange(0, n, 1, D.int64)
     src = keys._data

@@ -218,7 +218,7 @@ def values(t: Tensor, compute: bool = True) -> list[Any]:
     raises ``TypeError``: plain Python numbers would silently drop it.
     """
     be = t._backend
-    if compute and be.level > 0 and t._dtype.kind in "fc":
+    if compute and be.level > 0 and t._dtype.is_inexact:
         from .._autodiff._trace import carries_derivative
         if carries_derivative(t):
             raise TypeError("harpie: a Python function applied element by element reads plain numbers, which "
@@ -418,7 +418,7 @@ def reduce_axes(t: Tensor, op: str, axes: Sequence[int], fname: str) -> Tensor:
     if op in ("max", "min") and axes and any(t.shape[a] == 0 for a in axes):
         raise ValueError(f"{fname}: {op} of an empty array (shape {list(t.shape)}); "
                          "expected at least one element in each reduced sub-array")
-    if op in ("max", "min") and d.kind == "c":
+    if op in ("max", "min") and d.is_complex:
         raise TypeError(f"{fname}: complex numbers have no order ({d})")
     if not axes:
         return t if op not in ("any", "all") else wrap(be.cast(t._data, D.bool), D.bool, be)
@@ -567,7 +567,7 @@ def _show_scalar(v: Any, d: DType | None = None) -> str:
     if t is builtins.int:
         return str(v)
     if t is builtins.float:
-        if d is not None and d.kind == "f" and d.bits <= 32:
+        if d is not None and d.is_float and d.bits <= 32:
             return _show_real(v, _shortest16 if d is D.float16 else _shortest32)
         return show_double(v)
     if t is builtins.complex:

@@ -121,7 +121,7 @@ def _chol(t: Tensor) -> Tensor | None:
         lj = be.view_index(L, (j, _slice(0, j, 1)))
         s = be.binary("sub", be.view_index(A, (j, j)), be.matmul(lj, lj) if j else 0)
         sv = _scalar(be, s)
-        if d.kind == "c":
+        if d.is_complex:
             if not sv.real > 0:
                 return None
         elif not sv > 0:
@@ -214,7 +214,7 @@ def _gauss_jordan(t: Tensor, fname: str) -> Tensor:
         raise ValueError(f"{fname}: the matrix has non-finite entries")
     if not _scalar(be, be.reduce("all", be.binary("gt", rs, 0), (0,), False)):
         raise ValueError(f"{fname}: the matrix is singular (it has a zero row)")
-    rs = be.cast(rs, d) if d.kind == "c" else rs
+    rs = be.cast(rs, d) if d.is_complex else rs
     be.assign(be.view_index(M, (_slice(0, n, 1), _slice(0, n, 1))),
               be.binary("div", t._data, be.reshape(rs, (n, 1))))
     idx = be.arange(0, n, 1, D.int64)
@@ -277,7 +277,7 @@ def inverse(a: Any) -> Tensor:
     """
     t = _square(a, "inverse")
     n = t.shape[0]
-    if t._dtype.kind == "f" and 0 < n <= SERIES_MAX and _symmetric(t):
+    if t._dtype.is_float and 0 < n <= SERIES_MAX and _symmetric(t):
         L = _chol(t)
         if L is not None:
             be = t._backend

@@ -354,7 +354,7 @@ def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     if lo > hi:
         raise ValueError(f"hard_tanh: min_val must be <= max_val, got min_val={min_val}, max_val={max_val}")
     t = _keep_int(x, "hard_tanh")
-    if t.dtype.kind in "iu":
+    if t.dtype.is_int:
         return clip(t, int(math.ceil(lo)), int(math.floor(hi)))
     return where(t <= lo, lo, where(t >= hi, hi, t))
 

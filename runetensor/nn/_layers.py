@@ -24,7 +24,7 @@ __all__ = ["linear", "embedding", "layer_norm", "batch_norm", "dropout", "scaled
 
 def _float_tensor(x: Any, fname: str, what: str) -> Tensor:
     t = as_tensor(x, fname)
-    if t.dtype.kind != "f":
+    if not t.dtype.is_float:
         raise TypeError(f"{fname}: {what} must be a real floating tensor, got dtype {t.dtype}")
     return t
 
@@ -358,7 +358,7 @@ def scaled_dot_product_attention(q: Any, k: Any, v: Any, mask: Any = None, causa
                              f"(..., {L}, {S})") from None
         if mt.dtype is D.bool:
             keep = mt
-        elif mt.dtype.kind == "f":
+        elif mt.dtype.is_float:
             scores = scores + _to(mt, cd)
         else:
             raise TypeError(f"{fname}: mask must be a bool or float tensor, got dtype {mt.dtype}")

@@ -46,7 +46,7 @@ def _pair(a: Any, b: Any, fname: str, an: str, bn: str) -> tuple[Tensor, Tensor,
     if tuple(a.shape) != tuple(b.shape):
         raise ValueError(f"{fname}: {an} and {bn} must have the same shape, got {a.shape} and {b.shape}")
     d = rt.promote_types(a.dtype, b.dtype)
-    if d.kind != "f":
+    if not d.is_float:
         d = D.float64
     cd = D.float32 if d.is_low_precision else d
     return (a if a.dtype is cd else rt.astype(a, cd)), (b if b.dtype is cd else rt.astype(b, cd)), d
@@ -214,8 +214,8 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
     ax = normalize_axis(axis, x.ndim, fname)
     C = x.shape[ax]
     y = as_tensor(labels, fname)
-    d = x.dtype if x.dtype.kind == "f" else D.float64
-    if y.dtype.kind in "iu":
+    d = x.dtype if x.dtype.is_float else D.float64
+    if y.dtype.is_int:
         want = tuple(n for i, n in enumerate(x.shape) if i != ax)
         if tuple(y.shape) != want:
             raise ValueError(f"{fname}: integer labels must have shape {want} (logits {x.shape} without axis "
@@ -233,7 +233,7 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
         loss = -picked
         if ls:
             loss = loss * (1.0 - ls) - rt.mean(lsm, [ax]) * ls
-    elif y.dtype.kind == "f":
+    elif y.dtype.is_float:
         if tuple(y.shape) != tuple(x.shape):
             raise ValueError(f"{fname}: probability labels must have logits' shape {x.shape}, got {y.shape}")
         d = rt.promote_types(d, y.dtype)
