@@ -10,13 +10,14 @@ import math
 from typing import Any, Callable, Sequence
 
 from . import _dtypes as D
-from ._backend import get_backend
+from ._backend import get_backend, use_backend
 from ._dtypes import DType
-from ._tensor import Tensor, as_tensor, wrap
+from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import MAX_NBYTES, alloc_error, as_dtype, as_int, as_shape, check_alloc, store_value
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
-           "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f"]
+           "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f",
+           "use_backend", "to_backend"]
 
 
 def int_range(d: DType) -> tuple[int, int]:
@@ -26,13 +27,14 @@ def int_range(d: DType) -> tuple[int, int]:
     return 0, (1 << d.bits) - 1
 
 
-def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
+def create(dtype: Any, shape: Sequence[int], data: Sequence[Any], backend: Any = None) -> Tensor:
     """A tensor of ``shape`` from the flat sequence ``data`` (row-major).
 
     Args:
         dtype: element type, e.g. ``rt.float32``.
         shape: dimension sizes.
         data: ``prod(shape)`` values.
+        backend: the backend's name (``"numpy"``, ``"dask"``); None: the default (``rt.use_backend``).
     Returns:
         A new C-contiguous tensor.
     Raises:
@@ -43,10 +45,10 @@ def create(dtype: Any, shape: Sequence[int], data: Sequence[Any]) -> Tensor:
     [[1, 2, 3],
      [4, 5, 6]]
     """
-    return _create(dtype, shape, data, "create")
+    return _create(dtype, shape, data, "create", backend)
 
 
-def _create(dtype: Any, shape: Any, data: Any, fname: str) -> Tensor:
+def _create(dtype: Any, shape: Any, data: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     shp = as_shape(shape, fname)
     n = 1
@@ -63,7 +65,7 @@ def _create(dtype: Any, shape: Any, data: Any, fname: str) -> Tensor:
     if d.kind != "O" and not (d.kind in "fc" and all(type(v) is builtins.float for v in items)):
         # every value as full() checks it: no silent truncation of 2.5 into an integer dtype
         items = [v if isinstance(v, Tensor) else store_value(v, d, fname) for v in items]
-    be = get_backend()
+    be = get_backend(backend)
     flat = as_tensor(items, fname, dtype=d, backend=be) if d.kind != "O" else _object_flat(items, be)
     h = be.reshape(flat._data, shp)
     return wrap(h, d, be)
@@ -113,7 +115,7 @@ def init(dtype: Any, shape: Sequence[int], f: Callable[[list[int]], Any]) -> Ten
         raise alloc_error("init", shp, d) from None
 
 
-def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
+def empty(dtype: Any, shape: Sequence[int], backend: Any = None) -> Tensor:
     """An uninitialised tensor (its values are whatever the memory held).
 
     >>> import runetensor as rt
@@ -121,7 +123,7 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
     (2, 3)
     """
     d = as_dtype(dtype, "empty")
-    be = get_backend()
+    be = get_backend(backend)
     shp = check_alloc(as_shape(shape, "empty"), d, "empty")
     try:
         return wrap(be.empty(shp, d), d, be)
@@ -129,7 +131,7 @@ def empty(dtype: Any, shape: Sequence[int]) -> Tensor:
         raise alloc_error("empty", shp, d) from None
 
 
-def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
+def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> Tensor:
     """A tensor filled with ``value``.
 
     An integer dtype takes integers and integral floats (``2.0``); a non-integral float
@@ -147,21 +149,21 @@ def full(dtype: Any, shape: Sequence[int], value: Any) -> Tensor:
     [[3.14, 3.14, 3.14],
      [3.14, 3.14, 3.14]]
     """
-    return _full(dtype, shape, value, "full")
+    return _full(dtype, shape, value, "full", backend)
 
 
-def _full(dtype: Any, shape: Any, value: Any, fname: str) -> Tensor:
+def _full(dtype: Any, shape: Any, value: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     shp = check_alloc(as_shape(shape, fname), d, fname)
     value = store_value(value, d, fname)
-    be = get_backend()
+    be = get_backend(backend)
     try:
         return wrap(be.full(shp, value, d), d, be)
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
 
 
-def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
+def ones(dtype: Any, shape: Sequence[int], backend: Any = None) -> Tensor:
     """A tensor of ones.
 
     >>> import runetensor as rt
@@ -169,7 +171,7 @@ def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
     [1, 1, 1]
     """
     d = as_dtype(dtype, "ones")
-    be = get_backend()
+    be = get_backend(backend)
     shp = check_alloc(as_shape(shape, "ones"), d, "ones")
     try:
         return wrap(be.full(shp, 1, d), d, be)
@@ -177,7 +179,7 @@ def ones(dtype: Any, shape: Sequence[int]) -> Tensor:
         raise alloc_error("ones", shp, d) from None
 
 
-def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
+def zeros(dtype: Any, shape: Sequence[int], backend: Any = None) -> Tensor:
     """A tensor of zeros.
 
     >>> import runetensor as rt
@@ -185,7 +187,7 @@ def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
     [false, false]
     """
     d = as_dtype(dtype, "zeros")
-    be = get_backend()
+    be = get_backend(backend)
     shp = check_alloc(as_shape(shape, "zeros"), d, "zeros")
     try:
         return wrap(be.full(shp, 0, d), d, be)
@@ -193,7 +195,7 @@ def zeros(dtype: Any, shape: Sequence[int]) -> Tensor:
         raise alloc_error("zeros", shp, d) from None
 
 
-def scalar(dtype: Any, value: Any) -> Tensor:
+def scalar(dtype: Any, value: Any, backend: Any = None) -> Tensor:
     """A 0-d tensor holding ``value``.
 
     >>> import runetensor as rt
@@ -202,7 +204,7 @@ def scalar(dtype: Any, value: Any) -> Tensor:
     >>> rt.scalar(rt.int32, 7).shape
     ()
     """
-    return _full(dtype, (), value, "scalar")
+    return _full(dtype, (), value, "scalar", backend)
 
 
 def empty_like(t: Tensor) -> Tensor:
@@ -270,7 +272,8 @@ def scalar_like(t: Tensor, value: Any) -> Tensor:
     return wrap(t._backend.full((), value, t._dtype), t._dtype, t._backend)
 
 
-def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
+def asarray(obj: Any, dtype: Any = None, copy: bool | None = None, backend: Any = None,
+            chunks: Any = None) -> Tensor:
     """A tensor from nested lists, scalars, NumPy arrays, buffers or tensors.
 
     Args:
@@ -282,6 +285,9 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             ``float`` -> float64, ``bool`` -> bool, ``complex`` -> complex128).
         copy: None shares memory when possible, True always copies, False
             raises if a copy would be needed.
+        backend: the backend's name (``"numpy"``, ``"dask"``); None: the default.  A tensor of
+            another backend is converted (``t.to_backend``).
+        chunks: the Dask backend's chunking (``"auto"``, an int, a tuple per axis...).
     Raises:
         ValueError: for ragged nested lists or values out of range.
         TypeError: for data that cannot form a tensor.
@@ -291,6 +297,8 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     >>> t.dtype, t.shape
     (rt.int64, (2, 2))
     """
+    if backend is not None or chunks is not None:
+        return _asarray_on(obj, dtype, copy, get_backend(backend), chunks)
     if isinstance(obj, Tensor):
         t = as_tensor(obj, "asarray", dtype=dtype)
         if copy and t is obj:
@@ -308,6 +316,40 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
         obj = bytearray(obj)  # a writable uint8 copy (bytearray and memoryview are shared)
     return as_tensor(obj, "asarray", dtype=d, copy=copy)
+
+
+def _asarray_on(obj: Any, dtype: Any, copy: Any, be: Any, chunks: Any) -> Tensor:
+    """``asarray`` onto the backend ``be`` (chunked by ``chunks`` where the backend takes them)."""
+    if chunks is not None:
+        conf = getattr(be, "configure", None)
+        if conf is None:
+            raise TypeError(f"asarray: chunks= is an option of chunked backends (dask), not of the {be.name} backend")
+        with conf(chunks=chunks):
+            return _asarray_on(obj, dtype, copy, be, None)
+    if isinstance(obj, Tensor) and obj._backend is not be:
+        if obj._backend.level > 0:
+            raise ValueError(f"asarray: cannot move a tensor of a running transformation ({obj._backend.name}) "
+                             f"to the {be.name} backend")
+        obj = obj._backend.to_host(obj._data)
+        copy = None if copy is False else copy
+    with use_backend(be):
+        return asarray(obj, dtype, copy)
+
+
+@attach()
+def to_backend(t: Tensor, backend: Any, chunks: Any = None) -> Tensor:
+    """``t``'s values as a tensor of ``backend`` (a name: ``"numpy"``, ``"dask"``); ``t`` itself
+    if it is already there (and ``chunks`` is None).  Moving a Dask tensor to NumPy computes it.
+
+    >>> import runetensor as rt
+    >>> rt.ones(rt.int8, [2]).to_backend("numpy").backend.name
+    'numpy'
+    """
+    t = as_tensor(t, "to_backend")
+    be = get_backend(backend)
+    if t._backend is be and chunks is None:
+        return t
+    return _asarray_on(t, None, None, be, chunks)
 
 
 def _check_convertible(v: Any, d: DType) -> None:
@@ -345,7 +387,7 @@ def to_numpy(t: Tensor) -> Any:
     return t._backend.to_host(t._data)
 
 
-def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
+def arange(dtype: Any, start: int, stop: int, step: int, backend: Any = None) -> Tensor:
     """Integers ``start, start+step, ...`` up to (excluding) ``stop``.
 
     The length is ``ceil((stop - start) / step)``: every value in ``[start, stop)``.
@@ -372,14 +414,14 @@ def arange(dtype: Any, start: int, stop: int, step: int) -> Tensor:
             raise ValueError(f"arange: values {a} .. {last} do not fit {d} (expected {lo} .. {hi})")
     if n * d.itemsize > MAX_NBYTES:
         check_alloc((n,), d, "arange")
-    be = get_backend()
+    be = get_backend(backend)
     try:
         return wrap(be.arange(a, b, s, d), d, be)
     except MemoryError:
         raise alloc_error("arange", (n,), d) from None
 
 
-def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
+def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = None) -> Tensor:
     """Floats ``start, start+step, ...`` up to (excluding) ``stop``.
 
     Raises:
@@ -410,7 +452,7 @@ def arange_f(dtype: Any, start: float, stop: float, step: float) -> Tensor:
     n = max(0, math.ceil(q))
     if n * d.itemsize > MAX_NBYTES:
         check_alloc((n,), d, "arange_f")
-    be = get_backend()
+    be = get_backend(backend)
     try:
         return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)
     except MemoryError:

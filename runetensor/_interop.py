@@ -81,6 +81,7 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Any = None, dl_dev
             or a ``stream`` for a CPU tensor.
     """
     be = self._backend
+    be.require("dlpack", "__dlpack__")
     d = self._dtype
     if d in (D.int4, D.uint4, D.object_):
         raise BufferError(f"__dlpack__: {d} tensors cannot be exported through DLPack "
@@ -107,6 +108,7 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Any = None, dl_dev
 
 def _dlpack_device(self: Tensor) -> tuple[int, int]:
     """``(device_type, device_id)``: ``(1, 0)`` (CPU) for the NumPy backend."""
+    self._backend.require("dlpack", "__dlpack_device__")
     return tuple(self._backend.dlpack_device(self._data))  # type: ignore[return-value]
 
 
@@ -143,6 +145,7 @@ def from_dlpack(x: Any, device: Any = None, copy: bool | None = None) -> Tensor:
     if copy not in (None, True, False):
         raise TypeError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     be = get_backend()
+    be.require("dlpack", "from_dlpack")
     src = x if type(x).__module__ == "numpy" else _CheckedProducer(x)
     try:
         h, d = be.from_dlpack(src, copy)
@@ -200,6 +203,7 @@ def memoryview(t: Tensor) -> builtins.memoryview:  # noqa: A001
     if d in (D.bfloat16, D.float8_e4m3, D.float8_e5m2, D.int4, D.uint4, D.object_):
         raise BufferError(f"memoryview: {d} has no buffer-protocol format character; "
                           "use rt.to_numpy(t) or the DLPack protocol instead")
+    t._backend.require("buffer", "memoryview")
     h = t._backend.to_host(t._data)
     try:
         return builtins.memoryview(h)
@@ -239,6 +243,9 @@ def _rebuild(dtype_name: str, shape: tuple[int, ...], data: bytes) -> Tensor:
         raise ValueError(f"unpickle: {len(data)} bytes of data for a {d} tensor of shape {shape}; "
                          f"expected {n * d.itemsize}")
     be = get_backend()
+    if "buffer" not in be.capabilities:  # (dask) built on the host, then moved
+        h, _ = be.asarray(get_backend("numpy").from_buffer(bytearray(data), d, shape, 0), d, None)
+        return wrap(h, d, be)
     return wrap(be.from_buffer(bytearray(data), d, shape, 0), d, be)
 
 

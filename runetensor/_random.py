@@ -92,7 +92,7 @@ def _float_args(dtype: Any, shape: Any, seed: Any, fname: str) -> tuple[DType, t
     return d, shp, _seed(seed, fname), math.prod(shp)
 
 
-def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
+def rand(dtype: Any, shape: Sequence[int], seed: int | None = None, backend: Any = None) -> Tensor:
     """Uniform random values in ``[0, 1)``.
 
     float32 values use 24 random bits, float64 values 53 bits (two words);
@@ -120,14 +120,14 @@ def rand(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     [0.399046, 0.735713, 0.972241]
     """
     d, shp, key, n = _float_args(dtype, shape, seed, "rand")
-    be = get_backend()
+    be = get_backend(backend)
     try:
         return wrap(be.reshape(_uniform_handle(be, key, n, d), shp), d, be)
     except MemoryError:
         raise alloc_error("rand", shp, d) from None
 
 
-def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
+def randn(dtype: Any, shape: Sequence[int], seed: int | None = None, backend: Any = None) -> Tensor:
     """Standard normal random values (mean 0, variance 1), by the Box-Muller transform.
 
     Pairs of uniforms ``(u1, u2)`` give the pair ``r cos(2 pi u2), r sin(2 pi u2)``
@@ -150,13 +150,13 @@ def randn(dtype: Any, shape: Sequence[int], seed: int | None = None) -> Tensor:
     """
     d, shp, key, n = _float_args(dtype, shape, seed, "randn")
     try:
-        return _randn(d, shp, key, n)
+        return _randn(d, shp, key, n, backend)
     except MemoryError:
         raise alloc_error("randn", shp, d) from None
 
 
-def _randn(d: DType, shp: tuple[int, ...], key: int, n: int) -> Tensor:
-    be = get_backend()
+def _randn(d: DType, shp: tuple[int, ...], key: int, n: int, backend: Any = None) -> Tensor:
+    be = get_backend(backend)
     cd = D.float64 if d is D.float64 else D.float32
     pairs = (n + 1) // 2
     u = be.reshape(_uniform_handle(be, key, 2 * pairs, cd), (pairs, 2))
@@ -217,7 +217,8 @@ def _uniform_below(be: Any, key: int, n: int, r: int) -> Any:
     return result  # pragma: no cover  (below 2**-1000 per element: the plain residue stays)
 
 
-def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None, high: int = 10) -> Tensor:
+def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None, high: int = 10,
+            backend: Any = None) -> Tensor:
     """Uniform random integers in ``[low, high)`` (``high`` exclusive).
 
     Works for every integer dtype, including ranges up to ``2**64`` wide for
@@ -258,13 +259,13 @@ def randint(dtype: Any, shape: Sequence[int], low: int, seed: int | None = None,
                          f"high <= {dmax + 1}")
     key = _seed(seed, "randint")
     try:
-        return _randint(d, shp, key, lo, hi)
+        return _randint(d, shp, key, lo, hi, backend)
     except MemoryError:
         raise alloc_error("randint", shp, d) from None
 
 
-def _randint(d: DType, shp: tuple[int, ...], key: int, lo: int, hi: int) -> Tensor:
-    be = get_backend()
+def _randint(d: DType, shp: tuple[int, ...], key: int, lo: int, hi: int, backend: Any = None) -> Tensor:
+    be = get_backend(backend)
     n = math.prod(shp)
     v = _uniform_below(be, key, n, hi - lo)       # uint32 or uint64 in [0, hi - lo)
     if d is D.uint64:

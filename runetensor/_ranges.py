@@ -56,7 +56,7 @@ def _diag_view(be: Any, h: Any, rows: int, cols: int, k: int) -> Any | None:
     return be.as_strided(h, (n,), (cols + 1,), be.offset(h) + start)
 
 
-def eye(dtype: Any, n: int, m: int | None = None, k: int = 0) -> Tensor:
+def eye(dtype: Any, n: int, m: int | None = None, k: int = 0, backend: Any = None) -> Tensor:
     """An ``(m, n)`` matrix with ones on the ``k``-th diagonal and zeros elsewhere.
 
     Args:
@@ -79,17 +79,17 @@ def eye(dtype: Any, n: int, m: int | None = None, k: int = 0) -> Tensor:
     [[0, 0, 0],
      [1, 0, 0]]
     """
-    return _eye(dtype, n, m, k, "eye")
+    return _eye(dtype, n, m, k, "eye", backend)
 
 
-def _eye(dtype: Any, n: Any, m: Any, k: Any, fname: str) -> Tensor:
+def _eye(dtype: Any, n: Any, m: Any, k: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     cols = check_count(n, fname, "n", d.itemsize)
     rows = cols if m is None else check_count(m, fname, "m", d.itemsize)
     kk = as_int(k, fname, "k")
     kk = max(-rows, min(kk, cols))  # beyond the matrix: no diagonal (and no huge offsets)
     check_alloc((rows, cols), d, fname)
-    be = get_backend()
+    be = get_backend(backend)
     try:
         h = be.full((rows, cols), 0, d)
     except MemoryError:
@@ -100,7 +100,7 @@ def _eye(dtype: Any, n: Any, m: Any, k: Any, fname: str) -> Tensor:
     return wrap(h, d, be)
 
 
-def identity(dtype: Any, n: int) -> Tensor:
+def identity(dtype: Any, n: int, backend: Any = None) -> Tensor:
     """The ``n x n`` identity matrix (``eye(dtype, n)``).
 
     Raises:
@@ -112,7 +112,7 @@ def identity(dtype: Any, n: int) -> Tensor:
      [0, 1, 0],
      [0, 0, 1]]
     """
-    return _eye(dtype, n, None, 0, "identity")
+    return _eye(dtype, n, None, 0, "identity", backend)
 
 
 @attach()
@@ -211,7 +211,8 @@ def _finish(be: Any, y: Any, d: DType, floor_ints: bool, fname: str) -> Any:
     return be.cast(y, d) if be.dtype(y) is not d else y
 
 
-def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
+def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True,
+             backend: Any = None) -> Tensor:
     """``count`` evenly spaced values from ``start`` to ``stop``.
 
     Values are ``start + i * step`` computed in float64 (complex128 for complex
@@ -239,7 +240,7 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     a = _number(start, "linspace", "start")
     b = _number(stop, "linspace", "stop")
     n = _size(count, "linspace", "count")
-    be = get_backend()
+    be = get_backend(backend)
     try:
         y, _ = _steps(be, n, a, b, _flag(endpoint, "linspace"))
         return wrap(_finish(be, y, d, True, "linspace"), d, be)
@@ -248,7 +249,7 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
 
 
 def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint: bool = True,
-             base: float = 10.0) -> Tensor:
+             base: float = 10.0, backend: Any = None) -> Tensor:
     """``base ** x`` for ``count`` exponents ``x`` evenly spaced from ``start_exp`` to ``stop_exp``.
 
     Computed in float64 and cast once (integer dtypes truncate, as NumPy);
@@ -275,7 +276,7 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     b = _number(stop_exp, "logspace", "stop_exp", False)
     bs = _number(base, "logspace", "base", False)
     n = _size(count, "logspace", "count")
-    be = get_backend()
+    be = get_backend(backend)
     try:
         x, _ = _steps(be, n, a, b, _flag(endpoint, "logspace"))
         y = be.binary("pow", be.full((), bs, D.float64), x)
@@ -284,7 +285,8 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
         raise alloc_error("logspace", (n,), d) from None
 
 
-def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True) -> Tensor:
+def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool = True,
+              backend: Any = None) -> Tensor:
     """``count`` values from ``start`` to ``stop`` with a constant ratio between neighbours.
 
     Value ``i`` is ``start * 10 ** (i * log10(stop / start) / div)`` in float64,
@@ -312,13 +314,13 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
     if not (a > 0 and b > 0):
         raise ValueError(f"geomspace: start and stop must be > 0, got start={a}, stop={b}")
     try:
-        return _geomspace(d, a, b, n, endpoint)
+        return _geomspace(d, a, b, n, endpoint, backend)
     except MemoryError:
         raise alloc_error("geomspace", (n,), d) from None
 
 
-def _geomspace(d: DType, a: float, b: float, n: int, endpoint: Any) -> Tensor:
-    be = get_backend()
+def _geomspace(d: DType, a: float, b: float, n: int, endpoint: Any, backend: Any = None) -> Tensor:
+    be = get_backend(backend)
     div = n - 1 if endpoint else n
     idx = be.cast(be.arange(0, n, 1, D.int64), D.float64)
     if n and div > 0:

@@ -850,9 +850,37 @@ def check_dlpack(be):
     assert got is rt.int16 and be.to_list(r) == [0, 1, 2]
 
 
+# -- capabilities ------------------------------------------------------------------------------------------------------
+@check("require")
+def check_require(be):
+    caps = be.capabilities
+    assert isinstance(caps, frozenset) and caps <= C.CAPABILITIES, f"capabilities {caps!r}: unknown names"
+    for cap in C.CAPABILITIES:
+        if cap in caps:
+            be.require(cap, "fn")
+            continue
+        try:
+            be.require(cap, "fn")
+        except TypeError as e:
+            assert "fn" in str(e) and be.name in str(e), f"require({cap!r}) must name the function and backend: {e}"
+        else:
+            raise AssertionError(f"require({cap!r}) must raise TypeError: the backend declares it missing")
+
+
 # -- the runner ------------------------------------------------------------------------------------------------------
 def covered() -> set[str]:
     return set(CHECKS)
+
+
+def unsupported(backend: C.Backend) -> dict[str, str]:
+    """``{check name: reason}`` for the checks of the capabilities ``backend`` declares missing
+    (``Backend.capabilities``): the only checks the suite skips."""
+    caps = getattr(backend, "capabilities", C.CAPABILITIES)
+    out = {}
+    for cap in sorted(C.CAPABILITIES - set(caps)):
+        for prim in C.CAPABILITY_PRIMITIVES.get(cap, ()):
+            out[prim] = f"the {backend.name} backend declares no {cap!r} capability"
+    return out
 
 
 def run_check(backend: C.Backend, name: str) -> None:
@@ -870,12 +898,16 @@ def run_contract_suite(backend: C.Backend, names: list[str] | None = None) -> di
     Returns:
         ``{primitive: failure text}`` for every failing primitive (empty when the
         backend conforms); a primitive of the contract with no check is reported too.
+        The checks of capabilities the backend declares missing are skipped (:func:`unsupported`).
     """
     failures: dict[str, str] = {}
+    skip = unsupported(backend)
     for n in C.primitive_names():
         if n not in CHECKS:
             failures[n] = "no check in the contract suite"
     for n in (names or list(CHECKS)):
+        if n in skip:
+            continue
         try:
             run_check(backend, n)
         except Exception as e:  # noqa: BLE001  (reported, not raised)
@@ -883,4 +915,4 @@ def run_contract_suite(backend: C.Backend, names: list[str] | None = None) -> di
     return failures
 
 
-__all__ = ["CHECKS", "run_check", "run_contract_suite", "covered"]
+__all__ = ["CHECKS", "run_check", "run_contract_suite", "covered", "unsupported"]

@@ -7,12 +7,27 @@ the backend that owns their buffer.  Only modules in this package import NumPy
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from .contract import Backend
 from .numpy_backend import numpy_backend
 
 _BACKENDS: dict[str, Backend] = {"numpy": numpy_backend}
 _default: list[Backend] = [numpy_backend]
+#: backends imported on first use (their engines are heavy imports)
+_LAZY = {"dask": ("runetensor._backend.dask_backend", "dask_backend")}
+
+
+class _Stack(list):
+    """The transformation stack of one thread; ``default`` is the backend ``rt.use_backend`` chose
+    for this thread (None: the process default), read only when no transformation runs."""
+
+    __slots__ = ("default",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default: Backend | None = None
 
 
 class _Active(threading.local):
@@ -20,7 +35,7 @@ class _Active(threading.local):
     tensors that ``f`` creates belong to the innermost transformation's tracer backend."""
 
     def __init__(self) -> None:
-        self.stack: list[Backend] = []
+        self.stack: _Stack = _Stack()
 
 
 _active = _Active()
@@ -38,11 +53,26 @@ def get_backend(name: str | None = None) -> Backend:
     """
     if name is None:
         st = _active.stack
-        return st[-1] if st else _default[0]
+        return st[-1] if st else (st.default or _default[0])
     try:
         return _BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"get_backend: unknown backend {name!r}; available: {sorted(_BACKENDS)}") from None
+    except (KeyError, TypeError):  # TypeError: unhashable
+        pass
+    if isinstance(name, Backend):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"get_backend: expected a backend name, got {type(name).__name__}")
+    lazy = _LAZY.get(name)
+    if lazy is not None:
+        import importlib
+        try:
+            mod = importlib.import_module(lazy[0])
+        except ImportError as e:
+            raise ValueError(f"get_backend: the {name} backend needs {e.name or name!r}: "
+                             f"pip install 'runetensor[{name}]'") from None
+        register_backend(getattr(mod, lazy[1]))
+        return _BACKENDS[name]
+    raise ValueError(f"get_backend: unknown backend {name!r}; available: {sorted(set(_BACKENDS) | set(_LAZY))}")
 
 
 def register_backend(backend: Backend) -> None:
@@ -71,4 +101,42 @@ def set_default_backend(name: str) -> None:
     _default[0] = get_backend(name)
 
 
-__all__ = ["Backend", "get_backend", "register_backend", "set_default_backend", "numpy_backend"]
+@contextmanager
+def use_backend(name: Any, **options: Any) -> Iterator[Backend]:
+    """Inside the block, creation functions in this thread make tensors of backend ``name``.
+
+    ``options`` go to the backend's ``configure`` (the Dask backend: ``chunks=``).  Transformations
+    compose with it: inside ``rt.grad``/``rt.vmap``... the transformation's backend still wins
+    (tensors created there are traced, on top of the operands' backend).
+
+    Raises:
+        ValueError: for an unknown name.
+        TypeError: for options the backend does not take.
+
+    >>> import runetensor as rt
+    >>> with rt.use_backend("numpy"):
+    ...     rt.zeros(rt.float32, [2]).backend.name
+    'numpy'
+    """
+    be = get_backend(name)
+    st = _active.stack
+    prev = st.default
+    if options:
+        conf = getattr(be, "configure", None)
+        if conf is None:
+            raise TypeError(f"use_backend: the {be.name} backend takes no options, got {sorted(options)}")
+        ctx = conf(**options)
+    else:
+        ctx = None
+    st.default = be
+    try:
+        if ctx is None:
+            yield be
+        else:
+            with ctx:
+                yield be
+    finally:
+        st.default = prev
+
+
+__all__ = ["Backend", "get_backend", "register_backend", "set_default_backend", "use_backend", "numpy_backend"]

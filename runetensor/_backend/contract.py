@@ -55,6 +55,16 @@ any lower level's handle as a constant.  When tensors of different levels meet, 
 computes on the highest one (``_tensor.common_backend``).  The derivative rules of each
 primitive are in ``runetensor._primitives``, one entry per primitive.
 
+Capabilities
+------------
+Some primitives need the strided memory model to hold all the way down (a byte buffer, raw
+pointers).  A backend lists what it supports in :attr:`Backend.capabilities`, names from
+``CAPABILITIES``; the NumPy backend has them all, the Dask backend (whose arrays are immutable
+graphs) has no ``"buffer"`` and no ``"dlpack"``.  The frontend checks a capability once, before
+calling the primitives that need it (:meth:`Backend.require`), and raises ``TypeError`` naming
+the user's function and the backend; the contract suite skips, with the reason, exactly the
+checks of the capabilities a backend leaves out.
+
 A backend subclasses :class:`Backend` and implements each method.  The test
 suite ``tests/backend_contract.py`` checks any backend against these rules:
 ``run_contract_suite(MyBackend())``.
@@ -152,6 +162,29 @@ LINALG_OPS = ("cholesky", "qr", "svd", "svdvals", "eig", "eigvals", "eigh", "eig
 FFT_OPS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 
 
+#: What a backend may support beyond the primitives every backend has (``Backend.capabilities``):
+#:
+#: =================  ==================================================================================
+#: name               primitives (and frontend functions) that need it
+#: =================  ==================================================================================
+#: ``strides``        ``strides``, ``offset``, ``buffer_size``: the strided layout of a view over its buffer
+#: ``as_strided``     ``as_strided`` (``rt.as_strided``, diagonals, sliding windows)
+#: ``buffer``         ``from_buffer``: a handle viewing a foreign byte buffer (``rt.io`` readers, pickling)
+#: ``dlpack``         ``dlpack``, ``dlpack_device``, ``from_dlpack`` (``__dlpack__``, ``rt.from_dlpack``)
+#: ``inplace_views``  writes (``assign``, ``scatter``, ``out=``) through a view reach its base
+#: =================  ==================================================================================
+CAPABILITIES = frozenset({"strides", "as_strided", "buffer", "dlpack", "inplace_views"})
+
+#: the primitives each capability gates (the contract suite skips their checks when it is missing)
+CAPABILITY_PRIMITIVES = {
+    "strides": ("strides", "offset", "buffer_size"),
+    "as_strided": ("as_strided",),
+    "buffer": ("from_buffer",),
+    "dlpack": ("dlpack", "dlpack_device", "from_dlpack"),
+    "inplace_views": (),
+}
+
+
 class BatchedValueError(ValueError):
     """Raised by a backend asked for one value where it holds one per lane (under ``rt.vmap``):
     ``to_list``, ``to_host``... of a batched handle."""
@@ -173,6 +206,20 @@ class Backend(ABC):
     #: different levels meet, the frontend computes on the highest one (see ``_tensor.common_backend``),
     #: whose primitives take the lower levels' handles as constants.
     level: int = 0
+    #: the capabilities (``CAPABILITIES``) this backend supports; the frontend checks them with
+    #: :meth:`require` before calling the primitives that need them
+    capabilities: frozenset = CAPABILITIES
+
+    def require(self, capability: str, fname: str) -> None:
+        """Raise ``TypeError`` naming ``fname`` and this backend if it lacks ``capability``.
+
+        >>> import runetensor as rt
+        >>> rt.get_backend("numpy").require("dlpack", "__dlpack__")  # the NumPy backend has them all
+        """
+        if capability not in self.capabilities:
+            raise TypeError(f"{fname}: the {self.name} backend does not support this (it has no {capability!r} "
+                            f"capability; its tensors are not strided memory buffers); convert the tensor first "
+                            f"with t.to_backend('numpy')")
 
     # -- introspection -------------------------------------------------
     @abstractmethod
