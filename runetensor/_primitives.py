@@ -944,7 +944,7 @@ prim("matmul", jvp=_matmul_jvp, vjp=_matmul_vjp)
 
 #: primitives whose every output is a host value or metadata (no handle result to trace)
 HOST_PRIMS = ("dtype", "strides", "offset", "buffer_size", "is_c_contiguous", "shares_memory",
-              "to_host", "to_list", "to_bytes", "dlpack", "dlpack_device", "value_range")
+              "to_host", "to_list", "to_bytes", "dlpack", "dlpack_device", "value_range", "require")
 
 
 # ---------------------------------------------------------------------------

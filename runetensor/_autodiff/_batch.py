@@ -247,6 +247,14 @@ class BatchBackend(Backend):
         prm = {"shape": tuple(shape), "strides": tuple(strides), "offset": offset}
         return self._view("as_strided", h, prm, lambda x: self._mv_as_strided(x, **prm))
 
+    @property
+    def capabilities(self) -> frozenset:  # type: ignore[override]
+        """The parent's: the batch computes on the parent backend's handles."""
+        return self.parent.capabilities
+
+    def require(self, capability: str, fname: str) -> None:
+        self.parent.require(capability, fname)
+
     # ------------------------------------------------------------------ introspection
     def dtype(self, h):
         return self.parent.dtype(self._in(h)[0])

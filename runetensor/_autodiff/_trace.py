@@ -270,6 +270,14 @@ class TraceBackend(Backend):
         """Replace ``root``'s payload after ``src`` (payload ``spay``) was written into the region
         of ``root`` that ``recipe`` (then ``key``) selects."""
 
+    @property
+    def capabilities(self) -> frozenset:  # type: ignore[override]
+        """The parent's: a transformation computes on the parent backend's handles."""
+        return self.parent.capabilities
+
+    def require(self, capability: str, fname: str) -> None:
+        self.parent.require(capability, fname)
+
     # ------------------------------------------------------------------ introspection (values)
     def dtype(self, h):
         return self.parent.dtype(self._in(h)[0])
