@@ -82,15 +82,27 @@ def _make_binary(name: str, op: str, line: str, example: str, extra_raises: str 
                                    "A new tensor of the promoted dtype.", raises, example))
 
 
+def _swapped(name: str) -> None:
+    """The scalar forms take the tensor first (``rsub_s(t, s)`` is ``s - t``): a scalar first and
+    a tensor second is a mistake that would silently compute the other operation."""
+    raise TypeError(f"{name}(t, scalar): the tensor comes first and the scalar second, got a "
+                    f"Python scalar then a tensor")
+
+
 def _make_scalar(name: str, op: str, line: str, example: str, reverse: bool = False,
                  extra_raises: str = "") -> Callable:
     if reverse:
         def fn(t: Any, scalar: Any) -> Tensor:
+            if type(t) in _PY_SCALARS and isinstance(scalar, Tensor):
+                _swapped(name)
             return binary_op(op, scalar, t, name)
     else:
         def fn(t: Any, scalar: Any) -> Tensor:
+            if type(t) in _PY_SCALARS and isinstance(scalar, Tensor):
+                _swapped(name)
             return binary_op(op, t, scalar, name)
-    raises = "ValueError: if an integer scalar is out of range for the tensor's dtype." + \
+    raises = ("TypeError: if a Python scalar comes first and a tensor second (the tensor comes first).\n"
+              "ValueError: if an integer scalar is out of range for the tensor's dtype.") + \
         ("\n" + extra_raises if extra_raises else "")
     return _finish(fn, name, _doc(line, "t: the tensor.\nscalar: a Python number (weakly typed) or a 0-d tensor.",
                                    "A new tensor.", raises, example))

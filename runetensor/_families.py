@@ -19,6 +19,7 @@ FAMILIES = (
     "_bridge",                                   # to_bigarray(_ext) of_bigarray(_ext)
     "_parallel",                                 # set_num_threads and the fast paths' pool
     "_array_api_methods",                        # __array_namespace__ device to_device mT T
+    "_numpy_methods",                            # NumPy manners: axis=, reshape(4, 3), tolist, in, __array_interface__
 )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from . import _dtypes as D
 from ._backend.contract import BatchedValueError
@@ -482,11 +482,20 @@ def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     _setitem(self, key, value)
 
 
-def _tensor_iter(self: Tensor):
+def _tensor_iter(self: Tensor) -> Iterator[Tensor]:
+    """``iter(t)``: the views ``t[0], t[1], ...``.
+
+    Raises:
+        TypeError: at ``iter()`` (not at the first ``next``) for a 0-d tensor, so
+            ``np.iterable(t)`` is False for one.
+    """
     h = self._data
     if h.ndim == 0:
         raise TypeError("iter: iteration over a 0-d tensor")
-    be, d = self._backend, self._dtype
+    return _iter_rows(self._backend, h, self._dtype)
+
+
+def _iter_rows(be: Any, h: Any, d: Any) -> Iterator[Tensor]:
     rest = _full(h.shape[1:])
     for i in range(h.shape[0]):
         yield wrap(be.view_index(h, (i,) + rest), d, be)

@@ -13,7 +13,7 @@ where that reads naturally (``t.reshape(...)``, ``t.sum(axes=[0])``).
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from . import _dtypes as D
 from ._backend import get_backend
@@ -215,9 +215,15 @@ def as_tensor(x: Any, fname: str, dtype: Any = None, backend: Any = None, copy: 
     return wrap(h, got, be)
 
 
-def attach(*names: str) -> Callable[[Callable], Callable]:
-    """Decorator: also make the function a ``Tensor`` method under ``names`` (default: its own name)."""
-    def deco(fn: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def attach(*names: str) -> Callable[[_F], _F]:
+    """Decorator: also make the function a ``Tensor`` method under ``names`` (default: its own name).
+
+    The function itself is returned unchanged (its signature stays visible to type checkers);
+    ``scripts/gen_stubs.py`` writes the methods into ``_tensor.pyi``."""
+    def deco(fn: _F) -> _F:
         for n in names or (fn.__name__,):
             setattr(Tensor, n, fn)
         return fn

@@ -29,8 +29,6 @@ difference from OCaml and NumPy.
 >>> g.get([2, 3]), g.dims(), g.change_layout(ba.c_layout)[2, 1]
 (7.5, (2, 3), 7.5)
 """
-from __future__ import annotations
-
 from . import ext
 from ._arrays import (Array0, Array1, Array2, Array3, array0_of_genarray, array1_of_genarray,
                       array2_of_genarray, array3_of_genarray, genarray_of_array0, genarray_of_array1,
@@ -50,7 +48,12 @@ __all__ = [
     "reshape", "reshape_0", "reshape_1", "reshape_2", "reshape_3", "kind_of_dtype", "MAX_DIMS",
 ]
 
-# The standard kinds as module attributes: ``bigarray.float32`` ... ``bigarray.int``, ``bigarray.char``.
-for _k in _STD:
-    globals()[_k.name] = _k
-del _k
+# The standard kinds as module attributes: ``bigarray.float32`` ... ``bigarray.int``, ``bigarray.char``
+# (written out, so type checkers see them).  ``int`` stays out of ``__all__``: ``from
+# runetensor.bigarray import *`` does not shadow the builtin (``bigarray.int`` is still there).
+(float16, float32, float64, complex32, complex64, int8_signed, int8_unsigned, int16_signed,  # noqa: A001
+ int16_unsigned, int32, int64, int, nativeint, char) = _STD
+assert [k.name for k in _STD] == ["float16", "float32", "float64", "complex32", "complex64", "int8_signed",
+                                  "int8_unsigned", "int16_signed", "int16_unsigned", "int32", "int64", "int",
+                                  "nativeint", "char"]
+__all__.remove("int")

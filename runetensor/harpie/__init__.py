@@ -19,17 +19,14 @@ harpie.
 [[12,15,18,21],
  [48,51,54,57]]
 """
-from __future__ import annotations
-
 from . import _apply, _base, _core, _math, _shape
 from ._apply import *  # noqa: F401,F403
-from ._base import UnsafeArray, equal, pretty, show  # noqa: F401
+from ._base import UnsafeArray as UnsafeArray, equal as equal, pretty as pretty, show as show
 from ._core import *  # noqa: F401,F403
 from ._math import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
-from ._shape import reshape_ as reshape  # noqa: F401
 
-
+reshape = _shape.reshape_  # an assignment, so that type checkers see it exported
 reshape.__name__ = reshape.__qualname__ = "reshape"
 
 #: harpie's ``Dim`` (a dimension index) and ``Dims`` (a list of them), as type aliases
@@ -38,3 +35,6 @@ Dims = list[int]
 
 __all__ = ["Dim", "Dims"] + sorted(set(_base.__all__ + _core.__all__ + [n for n in _shape.__all__ if n != "reshape_"] +
                      ["reshape"] + _apply.__all__ + _math.__all__))
+# ``hp.range`` and ``hp.slice`` stay attributes but out of ``__all__``: ``from runetensor.harpie import *``
+# does not shadow the builtins
+__all__ = [n for n in __all__ if n not in ("range", "slice")]
