@@ -562,3 +562,103 @@ def _per_example(ctx):
         jv = jax.jit(jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0)))
         impls["jax"] = _jax(ctx, lambda: jv(jp, jx, jy))
     return impls
+
+
+# ---------------------------------------------------------------------------
+# one training step of the digits CNN (issue 16 s.6; runetensor/examples/digits.py)
+# ---------------------------------------------------------------------------
+def _digits_cnn_data(ctx, batch: int = 64):
+    """A batch of random 8x8 images and labels, and the CNN's parameters (the example's shapes)."""
+    np = ctx.np
+    rng = np.random.default_rng(16)
+    f32 = np.float32
+    x = rng.random((batch, 1, 8, 8), dtype=f32)
+    labels = rng.integers(0, 10, batch).astype(np.int32)
+
+    def he(shape, fan_in):
+        return (rng.uniform(-1, 1, shape) * np.sqrt(6 / fan_in)).astype(f32)
+    params = {"conv1_w": he((16, 1, 3, 3), 9), "conv1_b": np.zeros(16, f32),
+              "conv2_w": he((32, 16, 3, 3), 144), "conv2_b": np.zeros(32, f32),
+              "dense_w": he((10, 512), 512 + 10), "dense_b": np.zeros(10, f32)}
+    return x, labels, params
+
+
+@workload("digits_cnn_step", "one training step of the digits CNN (conv 1->16, max-pool, conv 16->32, dense "
+                             "512->10; softmax cross-entropy; forward + backward + Adam update), batch 64 of "
+                             "1x8x8 float32 (PyTorch eager + torch.optim.Adam; JAX: jit of the whole step)",
+          target=1.5, target_kind="vs_torch")
+def _digits_cnn_step(ctx):
+    rt = ctx.rt
+    from runetensor import optim
+    from runetensor.examples.digits import cnn, loss_fn
+    x, labels, params = _digits_cnn_data(ctx)
+    lr = 1e-3
+    impls: dict[str, Callable[[], Any]] = {}
+
+    rx, ry = rt.asarray(x), rt.asarray(labels)
+    rstate = {"params": {k: rt.asarray(v) for k, v in params.items()}}
+    opt = optim.adam(lr)
+    rstate["opt"] = opt.init(rstate["params"])
+    vg = rt.value_and_grad(lambda p, x, y: loss_fn(p, cnn, x, y))
+
+    def run_rt():
+        loss, grads = vg(rstate["params"], rx, ry)
+        updates, rstate["opt"] = opt.update(grads, rstate["opt"], rstate["params"])
+        rstate["params"] = optim.apply_updates(rstate["params"], updates)
+        return loss
+    impls["runetensor"] = run_rt
+
+    if ctx.torch is not None:
+        torch = ctx.torch
+        F = torch.nn.functional
+        tx, ty = torch.from_numpy(x), torch.from_numpy(labels.astype(ctx.np.int64))
+        tp = {k: torch.from_numpy(v.copy()).requires_grad_(True) for k, v in params.items()}
+        topt = torch.optim.Adam(list(tp.values()), lr=lr)
+
+        def run_torch():
+            topt.zero_grad(set_to_none=True)
+            h = F.max_pool2d(F.relu(F.conv2d(tx, tp["conv1_w"], tp["conv1_b"], padding=1)), 2)
+            h = F.relu(F.conv2d(h, tp["conv2_w"], tp["conv2_b"], padding=1))
+            loss = F.cross_entropy(F.linear(h.reshape(h.shape[0], -1), tp["dense_w"], tp["dense_b"]), ty)
+            loss.backward()
+            topt.step()
+            return loss.detach()
+        impls["torch"] = run_torch
+
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, jy = jnp.asarray(x), jnp.asarray(labels)
+
+        def jconv(h, w, b):
+            y = jax.lax.conv_general_dilated(h, w, (1, 1), ((1, 1), (1, 1)),
+                                             dimension_numbers=("NCHW", "OIHW", "NCHW"))
+            return y + b[None, :, None, None]
+
+        def jloss(p, x, y):
+            h = jax.nn.relu(jconv(x, p["conv1_w"], p["conv1_b"]))
+            h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+            h = jax.nn.relu(jconv(h, p["conv2_w"], p["conv2_b"]))
+            z = h.reshape(h.shape[0], -1) @ p["dense_w"].T + p["dense_b"]
+            return jnp.mean(jax.nn.logsumexp(z, axis=-1) - jnp.take_along_axis(z, y[:, None], axis=-1)[:, 0])
+
+        def jstep(p, m, v, t, x, y):   # Adam (PyTorch's rule), hand-written: optax is not a dependency
+            loss, g = jax.value_and_grad(jloss)(p, x, y)
+            m = jax.tree_util.tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+            v = jax.tree_util.tree_map(lambda v, g: 0.999 * v + 0.001 * g * g, v, g)
+            c1, c2 = 1 - 0.9 ** t, 1 - 0.999 ** t
+            p = jax.tree_util.tree_map(lambda p, m, v: p - lr * (m / c1) / (jnp.sqrt(v / c2) + 1e-8), p, m, v)
+            return loss, p, m, v
+        jit_step = jax.jit(jstep)
+        jstate = {"p": {k: jnp.asarray(v) for k, v in params.items()},
+                  "m": {k: jnp.zeros(v.shape, jnp.float32) for k, v in params.items()},
+                  "v": {k: jnp.zeros(v.shape, jnp.float32) for k, v in params.items()}, "t": 0}
+
+        def run_jax():
+            jstate["t"] += 1
+            loss, jstate["p"], jstate["m"], jstate["v"] = jit_step(
+                jstate["p"], jstate["m"], jstate["v"], jnp.float32(jstate["t"]), jx, jy)
+            loss.block_until_ready()
+            return loss
+        impls["jax"] = run_jax
+    return impls
