@@ -174,8 +174,8 @@ imul_s = _make_inplace("imul_s", "mul", "Multiply ``t`` by a scalar in place.", 
 >>> t = rt.create(rt.int32, [2], [1, 2]); print(rt.imul_s(t, 5))
     [5, 10]""", scalar=True)
 
-div = _make_binary("div", "div", "Element-wise division: true division for floats, truncation toward zero for integers.",
-                   _EX + """\
+div = _make_binary("div", "div",
+                   "Element-wise division: true division for floats, truncation toward zero for integers.", _EX + """\
 >>> x = rt.create(rt.float32, [3], [7., 8., 9.]); y = rt.create(rt.float32, [3], [2., 2., 2.])
     >>> print(rt.div(x, y))
     [3.5, 4, 4.5]
@@ -301,28 +301,49 @@ recip = _make_unary("recip", "recip", "Element-wise reciprocal ``1 / t``.", _EX 
     [1, -1, 0, 0]""", raises="TypeError: for bool tensors.",
                     returns="A new tensor of the same dtype; integers truncate (``1 / 0 == 0``).")
 
-_MATH = [
-    ("log", "log", "Natural logarithm.", "[0, 1, -inf]", "[1., 2.7182817, 0.]"),
-    ("log2", "log2", "Base-2 logarithm.", "[0, 3, -inf]", "[1., 8., 0.]"),
-    ("exp", "exp", "Exponential ``e ** t``.", "[1, 2.71828, 0]", "[0., 1., -float('inf')]"),
-    ("exp2", "exp2", "``2 ** t``.", "[1, 8, 0.5]", "[0., 3., -1.]"),
-    ("sin", "sin", "Sine (radians).", "[0, 1]", "[0., 1.5707964]"),
-    ("cos", "cos", "Cosine (radians).", "[1, -1]", "[0., 3.1415927]"),
-    ("tan", "tan", "Tangent (radians).", "[0, 1]", "[0., 0.7853982]"),
-    ("asin", "asin", "Arcsine, in ``[-pi/2, pi/2]`` (NaN outside ``[-1, 1]``).", "[0, 1.5708, nan]", "[0., 1., 2.]"),
-    ("acos", "acos", "Arccosine, in ``[0, pi]`` (NaN outside ``[-1, 1]``).", "[1.5708, 0, nan]", "[0., 1., 2.]"),
-    ("atan", "atan", "Arctangent, in ``(-pi/2, pi/2)``.", "[0, 0.785398, 1.5708]", "[0., 1., float('inf')]"),
-    ("sinh", "sinh", "Hyperbolic sine.", "[0, 1.1752]", "[0., 1.]"),
-    ("cosh", "cosh", "Hyperbolic cosine.", "[1, 1.54308]", "[0., 1.]"),
-    ("tanh", "tanh", "Hyperbolic tangent.", "[0, 0.761594, 1]", "[0., 1., float('inf')]"),
-    ("asinh", "asinh", "Inverse hyperbolic sine.", "[0, 0.881374]", "[0., 1.]"),
-    ("acosh", "acosh", "Inverse hyperbolic cosine (NaN below 1).", "[0, 1.31696, nan]", "[1., 2., 0.]"),
-    ("atanh", "atanh", "Inverse hyperbolic tangent (infinite at +-1).", "[0, 0.549306, inf]", "[0., 0.5, 1.]"),
-]
-for _name, _op, _line, _out, _data in _MATH:
-    globals()[_name] = _make_unary(_name, _op, _line, _EX + f""">>> print(rt.{_name}(rt.create(rt.float32, [{len(_data.split(','))}], {_data})))
-    {_out}""", returns=_FLOAT_RET)
-del _name, _op, _line, _out, _data
+# name: (primitive, first doc line, doctest output, doctest input)
+_MATH = {
+    "log": ("log", "Natural logarithm.", "[0, 1, -inf]", "[1., 2.7182817, 0.]"),
+    "log2": ("log2", "Base-2 logarithm.", "[0, 3, -inf]", "[1., 8., 0.]"),
+    "exp": ("exp", "Exponential ``e ** t``.", "[1, 2.71828, 0]", "[0., 1., -float('inf')]"),
+    "exp2": ("exp2", "``2 ** t``.", "[1, 8, 0.5]", "[0., 3., -1.]"),
+    "sin": ("sin", "Sine (radians).", "[0, 1]", "[0., 1.5707964]"),
+    "cos": ("cos", "Cosine (radians).", "[1, -1]", "[0., 3.1415927]"),
+    "tan": ("tan", "Tangent (radians).", "[0, 1]", "[0., 0.7853982]"),
+    "asin": ("asin", "Arcsine, in ``[-pi/2, pi/2]`` (NaN outside ``[-1, 1]``).", "[0, 1.5708, nan]", "[0., 1., 2.]"),
+    "acos": ("acos", "Arccosine, in ``[0, pi]`` (NaN outside ``[-1, 1]``).", "[1.5708, 0, nan]", "[0., 1., 2.]"),
+    "atan": ("atan", "Arctangent, in ``(-pi/2, pi/2)``.", "[0, 0.785398, 1.5708]", "[0., 1., float('inf')]"),
+    "sinh": ("sinh", "Hyperbolic sine.", "[0, 1.1752]", "[0., 1.]"),
+    "cosh": ("cosh", "Hyperbolic cosine.", "[1, 1.54308]", "[0., 1.]"),
+    "tanh": ("tanh", "Hyperbolic tangent.", "[0, 0.761594, 1]", "[0., 1., float('inf')]"),
+    "asinh": ("asinh", "Inverse hyperbolic sine.", "[0, 0.881374]", "[0., 1.]"),
+    "acosh": ("acosh", "Inverse hyperbolic cosine (NaN below 1).", "[0, 1.31696, nan]", "[1., 2., 0.]"),
+    "atanh": ("atanh", "Inverse hyperbolic tangent (infinite at +-1).", "[0, 0.549306, inf]", "[0., 0.5, 1.]"),
+}
+
+
+def _math(name: str) -> Callable:
+    op, line, out, data = _MATH[name]
+    example = f">>> print(rt.{name}(rt.create(rt.float32, [{len(data.split(','))}], {data})))\n    {out}"
+    return _make_unary(name, op, line, _EX + example, returns=_FLOAT_RET)
+
+
+log = _math("log")
+log2 = _math("log2")
+exp = _math("exp")
+exp2 = _math("exp2")
+sin = _math("sin")
+cos = _math("cos")
+tan = _math("tan")
+asin = _math("asin")
+acos = _math("acos")
+atan = _math("atan")
+sinh = _math("sinh")
+cosh = _math("cosh")
+tanh = _math("tanh")
+asinh = _math("asinh")
+acosh = _math("acosh")
+atanh = _math("atanh")
 
 trunc = _make_unary("trunc", "trunc", "Round toward zero (integers are returned unchanged).", _EX + """\
 >>> print(rt.trunc(rt.create(rt.float32, [3], [2.7, -2.7, 2.0])))
@@ -427,16 +448,41 @@ _CMP = [("lt", "cmplt", "less", "less_s", "<"), ("ne", "cmpne", "not_equal", "no
         ("le", "cmple", "less_equal", "less_equal_s", "<="), ("ge", "cmpge", "greater_equal", "greater_equal_s", ">=")]
 _CMP_RES = {"lt": "[true, false, false]", "ne": "[true, false, true]", "eq": "[false, true, false]",
             "gt": "[false, false, true]", "le": "[true, true, false]", "ge": "[false, true, true]"}
-for _op, _a, _b, _s, _sym in _CMP:
-    _r = "TypeError: for complex tensors (they have no order)." if _op not in ("eq", "ne") else ""
-    _ex = _EX + f""">>> print(rt.{{}}(rt.create(rt.int32, [3], [1, 2, 3]), rt.create(rt.int32, [3], [2, 2, 2])))
-    {_CMP_RES[_op]}"""
-    globals()[_a] = _make_binary(_a, _op, f"True where ``t1 {_sym} t2`` (a bool tensor).", _ex.format(_a), _r)
-    globals()[_b] = _make_binary(_b, _op, f"True where ``t1 {_sym} t2``; the same as ``{_a}``.", _ex.format(_b), _r)
-    globals()[_s] = _make_scalar(_s, _op, f"True where ``t {_sym} scalar`` (a bool tensor).", _EX + f"""\
->>> print(rt.{_s}(rt.create(rt.int32, [3], [1, 2, 3]), 2))
-    {_CMP_RES[_op]}""", extra_raises=_r)
-del _op, _a, _b, _s, _sym, _r, _ex
+
+
+def _cmp(name: str) -> Callable:
+    """The comparison ``name`` of ``_CMP``: its ``cmp*`` form, its NumPy-named form or its scalar form."""
+    op, a, b, s, sym = next(row for row in _CMP if name in row[1:4])
+    r = "TypeError: for complex tensors (they have no order)." if op not in ("eq", "ne") else ""
+    if name == s:
+        return _make_scalar(s, op, f"True where ``t {sym} scalar`` (a bool tensor).", _EX + f"""\
+>>> print(rt.{s}(rt.create(rt.int32, [3], [1, 2, 3]), 2))
+    {_CMP_RES[op]}""", extra_raises=r)
+    ex = _EX + f""">>> print(rt.{name}(rt.create(rt.int32, [3], [1, 2, 3]), rt.create(rt.int32, [3], [2, 2, 2])))
+    {_CMP_RES[op]}"""
+    if name == a:
+        return _make_binary(a, op, f"True where ``t1 {sym} t2`` (a bool tensor).", ex, r)
+    return _make_binary(b, op, f"True where ``t1 {sym} t2``; the same as ``{a}``.", ex, r)
+
+
+cmplt = _cmp("cmplt")
+less = _cmp("less")
+less_s = _cmp("less_s")
+cmpne = _cmp("cmpne")
+not_equal = _cmp("not_equal")
+not_equal_s = _cmp("not_equal_s")
+cmpeq = _cmp("cmpeq")
+equal = _cmp("equal")
+equal_s = _cmp("equal_s")
+cmpgt = _cmp("cmpgt")
+greater = _cmp("greater")
+greater_s = _cmp("greater_s")
+cmple = _cmp("cmple")
+less_equal = _cmp("less_equal")
+less_equal_s = _cmp("less_equal_s")
+cmpge = _cmp("cmpge")
+greater_equal = _cmp("greater_equal")
+greater_equal_s = _cmp("greater_equal_s")
 
 
 @attach()

@@ -102,7 +102,8 @@ def _la(fname: str, be: Any, op: str, *args: Any, **params: Any) -> Any:
 def _matrix(t: Tensor, fname: str, square: bool = False) -> None:
     s = t._data.shape
     if len(s) < 2:
-        raise ValueError(f"{fname}: expected a matrix (or a stack of matrices) with ndim >= 2, got shape {shape_str(s)}")
+        raise ValueError(f"{fname}: expected a matrix (or a stack of matrices) with ndim >= 2, "
+                         f"got shape {shape_str(s)}")
     if square and s[-1] != s[-2]:
         raise ValueError(f"{fname}: expected square matrices, got shape {shape_str(s)} "
                          f"(last two dimensions {s[-2]} and {s[-1]} differ)")
@@ -323,8 +324,8 @@ def tensordot(a: Any, b: Any, axes: Any = None) -> Tensor:
     xa, xb = _tensordot_axes(axes, a.ndim, b.ndim)
     for i, j in zip(xa, xb):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot: contracted sizes differ: axis {i} of a {shape_str(a.shape)} has {a.shape[i]}, "
-                             f"axis {j} of b {shape_str(b.shape)} has {b.shape[j]}")
+            raise ValueError(f"tensordot: contracted sizes differ: axis {i} of a {shape_str(a.shape)} "
+                             f"has {a.shape[i]}, axis {j} of b {shape_str(b.shape)} has {b.shape[j]}")
     be = a._backend
     fa = tuple(i for i in range(a.ndim) if i not in xa)
     fb = tuple(j for j in range(b.ndim) if j not in xb)
@@ -362,7 +363,8 @@ def _parse_einsum_cached(subscripts: str, shapes: tuple[tuple[int, ...], ...]) -
         letters = spec.replace("...", "")
         for c in letters:
             if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-                raise ValueError(f"{fn}: invalid subscript character {c!r} in {subscripts!r}; expected letters a-z, A-Z")
+                raise ValueError(f"{fn}: invalid subscript character {c!r} in {subscripts!r}; "
+                                 f"expected letters a-z, A-Z")
         if "..." in spec:
             any_ell = True
             if len(letters) > len(shp):

@@ -131,7 +131,8 @@ class Tensor:
 
     def __complex__(self) -> complex:
         if self._data.size != 1:
-            raise TypeError(f"complex: only a one-element tensor converts to a Python scalar, this has {self._data.size}")
+            raise TypeError(f"complex: only a one-element tensor converts to a Python scalar, "
+                            f"this has {self._data.size}")
         return builtins.complex(self._scalar())
 
     def __index__(self) -> int:

@@ -475,7 +475,8 @@ def check_where(be):
 @check("cast")
 def check_cast(be):
     f = H(be, [-2.7, -0.5, 0.5, 2.7, np.nan, np.inf, -np.inf, 300.0])
-    eq(N(be, be.cast(f, rt.int32)), np.array([-2, 0, 0, 2, 0, 0, 0, 300], np.int32), "float -> int truncates, NaN/inf -> 0")
+    eq(N(be, be.cast(f, rt.int32)), np.array([-2, 0, 0, 2, 0, 0, 0, 300], np.int32),
+       "float -> int truncates, NaN/inf -> 0")
     eq(N(be, be.cast(f, rt.bool)), np.array([True, True, True, True, True, True, True, True]), "float -> bool")
     eq(N(be, be.cast(H(be, [300, -1], rt.int32), rt.uint8)), np.array([44, 255], np.uint8), "int wrap")
     eq(N(be, be.cast(H(be, [2 ** 64 - 1], rt.uint64), rt.int64)), np.array([-1]), "uint64 -> int64 wraps")
@@ -614,8 +615,8 @@ def check_concatenate(be):
     r = be.concatenate(hs, 0)
     handle_ok(be, r, (3, 3), rt.int16, "concatenate")
     eq(N(be, r), np.concatenate(parts, 0), "concatenate axis 0")
-    eq(N(be, be.concatenate([H(be, p.T, rt.float32) for p in parts[:2]], 1)), np.concatenate([p.T for p in parts[:2]], 1),
-       "concatenate axis 1")
+    eq(N(be, be.concatenate([H(be, p.T, rt.float32) for p in parts[:2]], 1)),
+       np.concatenate([p.T for p in parts[:2]], 1), "concatenate axis 1")
     assert not be.shares_memory(r, hs[0]), "concatenate returns a fresh handle"
 
 

@@ -1278,3 +1278,10 @@ def test_zero_d_results_compose():
         assert s.shape == () and isinstance(float(s), float)
         r += 1.0
         assert r.shape == ()
+
+
+def test_table_functions_bound_under_their_names():
+    """Every function of the ``_UNARY`` and ``_BINARY`` tables is bound (statically) under its own name."""
+    from runetensor.array_api import _elementwise as XE
+    for n in list(XE._UNARY) + list(XE._BINARY):
+        assert n in XE.__all__ and getattr(XE, n).__name__ == n and getattr(xp, n) is getattr(XE, n)

@@ -170,7 +170,8 @@ def test_hessian_through_writes_and_gathers():
         z[1:] = a[:2] * a[1:]
         return rt.sum(z * z)
     a = N(x)
-    H = np.array([[2 * a[1] ** 2, 4 * a[0] * a[1], 0], [4 * a[0] * a[1], 2 * a[0] ** 2 + 2 * a[2] ** 2, 4 * a[1] * a[2]],
+    H = np.array([[2 * a[1] ** 2, 4 * a[0] * a[1], 0],
+                  [4 * a[0] * a[1], 2 * a[0] ** 2 + 2 * a[2] ** 2, 4 * a[1] * a[2]],
                   [0, 4 * a[1] * a[2], 2 * a[1] ** 2]])
     np.testing.assert_allclose(N(rt.hessian(f)(x)), H)
     g = rt.grad(lambda b: rt.sum(rt.grad(lambda c: rt.sum(rt.take(c, T([0, 0, 2], dtype=rt.int64)) ** 3))(b)))(x)

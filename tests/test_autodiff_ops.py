@@ -118,7 +118,8 @@ INDEXING = {
     "take_wrap": lambda a: rt.take(a, idx([-1, 5, 2]), axis=1, mode="wrap"),
     "take_along_axis": lambda a: rt.take_along_axis(a, idx([[0, 3, 3], [1, 1, 1], [2, 0, 1]]), axis=1),
     "take_along_axis0": lambda a: rt.take_along_axis(a, idx([[2, 2, 0, 1]]), axis=0),
-    "compress_extract": lambda a: rt.concatenate([rt.ravel(rt.compress(a, T([True, False, True, True], dtype=rt.bool), axis=1)), rt.extract(a, a > 0.3)]),
+    "compress_extract": lambda a: rt.concatenate([
+        rt.ravel(rt.compress(a, T([True, False, True, True], dtype=rt.bool), axis=1)), rt.extract(a, a > 0.3)]),
 }
 
 

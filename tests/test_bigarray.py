@@ -284,8 +284,8 @@ def test_value_mappings_per_kind():
              (ba.int32, -2 ** 31, -2 ** 31), (ba.int64, 2 ** 63 - 1, 2 ** 63 - 1), (ba.int, -5, -5),
              (ba.nativeint, 7, 7), (ba.char, "a", "a"), (ba.char, "\xff", "\xff"),
              (ba.ext.bfloat16, 1.5, 1.5), (ba.ext.bool, True, True), (ba.ext.int4, -8, -8), (ba.ext.uint4, 15, 15),
-             (ba.ext.float8_e4m3, 2.0, 2.0), (ba.ext.float8_e5m2, -4.0, -4.0), (ba.ext.uint32, 2 ** 32 - 1, 2 ** 32 - 1),
-             (ba.ext.uint64, 2 ** 64 - 1, 2 ** 64 - 1)]
+             (ba.ext.float8_e4m3, 2.0, 2.0), (ba.ext.float8_e5m2, -4.0, -4.0),
+             (ba.ext.uint32, 2 ** 32 - 1, 2 ** 32 - 1), (ba.ext.uint64, 2 ** 64 - 1, 2 ** 64 - 1)]
     for kind, v, want in cases:
         g = ba.Genarray.create(kind, F, [2])
         g.set([2], v)

@@ -599,3 +599,11 @@ def test_reflected_operators_with_python_scalars(data):
     if d.kind in "iu":
         check(s & t, np.broadcast_to(binary_oracle("bits", lambda x, y, d: x & y, None, sv, a, d)[1], a.shape), d)
         assert (1 << rt.create(d, [2], [0, 2])).dtype is d
+
+
+def test_table_functions_bound_under_their_names():
+    """The functions built from the ``_MATH`` and ``_CMP`` tables are bound (statically) under their own names."""
+    from runetensor import _elementwise as E
+    names = list(E._MATH) + [n for row in E._CMP for n in row[1:4]]
+    for n in names:
+        assert n in E.__all__ and getattr(E, n).__name__ == n and getattr(rt, n) is getattr(E, n)

@@ -28,8 +28,8 @@ from runetensor._backend.numpy_backend import numpy_backend as be
 @pytest.fixture(autouse=True)
 def small_thresholds(monkeypatch):
     """Make small inputs take the fast paths (many small chunks), on 3 threads."""
-    for name, v in (("PAR_MIN", 64), ("PAR_MIN_CHEAP", 64), ("RED_MIN", 64), ("LOWP_MIN", 64), ("LOWP_CHUNK", 192), ("LOWP_GROUP", 2),
-                    ("ELEM_CHUNK", 128), ("RED_CHUNK", 256), ("TCOPY_MIN", 16), ("TCOPY_BLOCK", 8),
+    for name, v in (("PAR_MIN", 64), ("PAR_MIN_CHEAP", 64), ("RED_MIN", 64), ("LOWP_MIN", 64), ("LOWP_CHUNK", 192),
+                    ("LOWP_GROUP", 2), ("ELEM_CHUNK", 128), ("RED_CHUNK", 256), ("TCOPY_MIN", 16), ("TCOPY_BLOCK", 8),
                     ("SORT_MIN", 2), ("ALIGN", 64), ("WHERE_MIN", 8)):
         monkeypatch.setattr(_fast, name, v)
     monkeypatch.setattr(_fast, "_LANES", 16)

@@ -532,7 +532,7 @@ def test_reverses_rotates(a):
     assert P(hp.rotates(a, [1], [2])) == ROT
 
 
-# --- sorting ---------------------------------------------------------------------------------------------------------------
+# --- sorting ----------------------------------------------------------------------------------------------------------
 def test_sorts():
     x = hp.array([2, 2], [2, 3, 1, 4])
     assert hp.show(hp.sorts(x, [0])) == "UnsafeArray [2,2] [1,4,2,3]"
@@ -549,7 +549,7 @@ def test_sorts_by_orders():
     assert hp.show(hp.orders_by(x, [0], down)) == "UnsafeArray [2] [0,1]"
 
 
-# --- transmission -------------------------------------------------------------------------------------------------------------
+# --- transmission -----------------------------------------------------------------------------------------------------
 def test_transmit():
     a = hp.array([2, 3], range(6))
     add = lambda x, y: hp.zip_with(x, y, operator.add)  # noqa: E731
@@ -573,7 +573,7 @@ def test_telecasts():
     assert hp.telecasts_safe(a, hp.array([1], [1]), [0], [0], add) is None
 
 
-# --- rows ---------------------------------------------------------------------------------------------------------------------------
+# --- rows -------------------------------------------------------------------------------------------------------------
 def test_uncons_pattern():
     x, xs = hp.uncons(hp.array([4], range(4)))
     assert hp.show(x) == "UnsafeArray [] [0]"
@@ -602,7 +602,7 @@ def test_iota():
     assert hp.show(hp.iota(5)) == "UnsafeArray [5] [0,1,2,3,4]"
 
 
-# --- math --------------------------------------------------------------------------------------------------------------------------------
+# --- math -------------------------------------------------------------------------------------------------------------
 def test_uniform_properties():
     # The seed's numbers come from Haskell's StdGen (mkStdGen 42); runetensor's
     # generator differs, so we check shape, range, type and determinism instead.

@@ -426,7 +426,7 @@ def test_fmap_both_orders_and_object_dtype():
     assert hp.fmap(rt.exp, v).dtype == rt.float64
 
 
-# --- errors ------------------------------------------------------------------------------------------------------------------
+# --- errors -----------------------------------------------------------------------------------------------------------
 A = hp.range([2, 3, 4])
 
 
@@ -462,7 +462,8 @@ A = hp.range([2, 3, 4])
     (lambda: hp.intercalate(hp.konst([3], 0), A, 2), ValueError, "separator"),
     (lambda: hp.concats(A, [0], 5), IndexError, "position 5"),
     (lambda: hp.joins(hp.as_array([hp.range([2]), hp.range([3])]), [0]), ValueError, "different shapes"),
-    (lambda: hp.maps(A, [0], lambda s: hp.take(s, 0, int(hp.from_scalar(s)) // 12 + 1)), ValueError, "different shapes"),
+    (lambda: hp.maps(A, [0], lambda s: hp.take(s, 0, int(hp.from_scalar(s)) // 12 + 1)), ValueError,
+     "different shapes"),
     (lambda: hp.zips(A, hp.range([3, 2, 4]), [0], operator.add), ValueError, "expected equal sizes"),
     (lambda: hp.joins(hp.extracts(A, [0, 1]), [0]), ValueError, "one dimension per outer"),
     (lambda: hp.modifies(A, abs, [0], [4]), IndexError, "out of range"),
@@ -544,8 +545,8 @@ def test_dtypes_oracle(tad, dt):
     got = hp.reduces(t, ds, sum)
     if ds:
         want = np.transpose(want, np.argsort(np.argsort(ds)))
-    np.testing.assert_allclose(N(got).astype(np.float64), np.asarray(want).astype(x.dtype if dt != np.bool_ else np.int64)
-                               .astype(np.float64), rtol=1e-5)
+    want64 = np.asarray(want).astype(x.dtype if dt != np.bool_ else np.int64).astype(np.float64)
+    np.testing.assert_allclose(N(got).astype(np.float64), want64, rtol=1e-5)
     np.testing.assert_array_equal(N(hp.maps(t, ds, hp.transpose)).shape, N(hp.maps(t0, ds, hp.transpose)).shape)
     assert hp.equal(hp.joins(hp.extracts(t, ds), ds), t)
     assert hp.equal(hp.sorts(hp.sorts(t, ds), ds), hp.sorts(t, ds))

@@ -109,8 +109,10 @@ cases = {
     "odd float": npy(H % ("<f3", False, "(1,)"), b"\0" * 3),
     "huge itemsize": npy(H % ("<i99999999999999999999", False, "(1,)"), b"\0" * 8),
     "structured": npy("{'descr': [('a', '<f4'), ('b', '<f4')], 'fortran_order': False, 'shape': (1,), }", b"\0" * 8),
-    "extended with wrong width": npy("{'descr': [('bfloat16', '<u8')], 'fortran_order': False, 'shape': (1,), }", b"\0" * 8),
-    "nested descr": npy("{'descr': [('bfloat16', [('x', '<u2')])], 'fortran_order': False, 'shape': (1,), }", b"\0" * 2),
+    "extended with wrong width": npy("{'descr': [('bfloat16', '<u8')], 'fortran_order': False, 'shape': (1,), }",
+                                     b"\0" * 8),
+    "nested descr": npy("{'descr': [('bfloat16', [('x', '<u2')])], 'fortran_order': False, 'shape': (1,), }",
+                        b"\0" * 2),
     "descr int": npy(H % (5, False, "(1,)"), b"\0" * 8),
     "fortran_order str": npy(H % ("<f4", "yes", "(1,)"), b"\0" * 4),
     "extra key": npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", b"\0" * 4),
@@ -129,7 +131,8 @@ cases = {
     "header bomb 2 MiB": b"\x93NUMPY\x02\x00" + struct.pack("<I", 2 << 20) + b" " * (2 << 20),
     "bad magic": b"\x93NUMPZ\x01\x00" + b"\0" * 100,
     "empty": b"",
-    "utf8 header in v1": npy(H % ("<f4", False, "(1,)"), b"\0" * 4)[:10] + b"\xff\xfe" + npy(H % ("<f4", False, "(1,)"), b"\0" * 4)[12:],
+    "utf8 header in v1": (npy(H % ("<f4", False, "(1,)"), b"\0" * 4)[:10] + b"\xff\xfe"
+                          + npy(H % ("<f4", False, "(1,)"), b"\0" * 4)[12:]),
 }
 loaders = {"path": rio.load_npy, "mmap": lambda p: rio.load_npy(p, mmap=True),
            "mmap c": lambda p: rio.load_npy(p, mmap="c"),
@@ -191,7 +194,8 @@ cases = {
     "encrypted flag": patch(patch(one, cd + 8, "<H", 1), 6, "<H", 1),
     "bad crc": patch(one, cd + 16, "<I", 0x12345678),
     "npy inside lies about its shape": zipped([("a.npy", npy_bytes(np.arange(3))[:-8] + b"")]),
-    "npy with huge shape": zipped([("a.npy", good.replace(b"(10,)", b"(10**9,)".replace(b"**9", b"000000000")[:5] + b",)")[:len(good)])]),
+    "npy with huge shape": zipped([("a.npy", good.replace(b"(10,)", b"(10**9,)".replace(b"**9", b"000000000")[:5]
+                                                          + b",)")[:len(good)])]),
 }
 # a small real bomb: 8 MiB of zeros deflated to a few KiB
 bomb = npy_bytes(np.zeros(8 << 20, np.uint8))
@@ -239,7 +243,8 @@ cases = {
     "deep nesting": st(b"[" * 100000 + b"]" * 100000),
     "huge int": st(b'{"a":{"dtype":"U8","shape":[' + b"9" * 5000 + b'],"data_offsets":[0,0]}}'),
     "NaN shape": st(b'{"a":{"dtype":"U8","shape":[NaN],"data_offsets":[0,0]}}'),
-    "duplicate keys": st(b'{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', b"\0"),
+    "duplicate keys": st(b'{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+                         b'"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', b"\0"),
     "unknown dtype": st({"a": E("F128", [1], [0, 16])}, b"\0" * 16),
     "dtype not a string": st({"a": E(["F32"], [1], [0, 4])}, b"\0" * 4),
     "zero times huge": st({"a": E("F32", [0, 10**20], [0, 0])}),
@@ -356,8 +361,10 @@ cases = {
     "PNG magic only": b"\x89PNG\r\n\x1a\n",
     "JPEG SOI only": b"\xff\xd8\xff",
     "GIF header only": b"GIF89a" + struct.pack("<HH", 65535, 65535) + b"\0" * 3,
-    "BMP huge": b"BM" + struct.pack("<IHHI", 0, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, 60000, 60000, 1, 32, 0, 0, 0, 0, 0, 0),
-    "BMP negative": b"BM" + struct.pack("<IHHI", 0, 0, 0, 54) + struct.pack("<IiiHHIIiiII", 40, -5, -2**31, 1, 24, 0, 0, 0, 0, 0, 0),
+    "BMP huge": (b"BM" + struct.pack("<IHHI", 0, 0, 0, 54)
+                 + struct.pack("<IiiHHIIiiII", 40, 60000, 60000, 1, 32, 0, 0, 0, 0, 0, 0)),
+    "BMP negative": (b"BM" + struct.pack("<IHHI", 0, 0, 0, 54)
+                     + struct.pack("<IiiHHIIiiII", 40, -5, -2**31, 1, 24, 0, 0, 0, 0, 0, 0)),
     "TIFF header only": b"II*\0\x08\0\0\0" + b"\xff\xff" + b"\0" * 20,
     "not an image": b"hello" * 100,
     "empty": b"",

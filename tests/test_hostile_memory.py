@@ -120,7 +120,8 @@ def test_kernel_errors_name_the_function_and_values():
         k.philox_stream(-1, 0, np.zeros(4, np.uint32), 0, 4)
     with pytest.raises(ValueError, match=r"_kernels\.philox_stream: k1 18446744073709551616 is out of range"):
         k.philox_stream(0, 2 ** 64, np.zeros(4, np.uint32), 0, 4)  # was wrapped to key 0
-    with pytest.raises(ValueError, match=r"_kernels\.philox_stream: out holds 4 elements; expected at least " + str(MAX)):
+    with pytest.raises(ValueError,
+                       match=r"_kernels\.philox_stream: out holds 4 elements; expected at least " + str(MAX)):
         k.philox_stream(0, 0, np.zeros(4, np.uint32), 0, MAX)
     with pytest.raises(ValueError, match=r"_kernels\.philox_uniform: range end .* is too large"):
         k.philox_uniform(0, 0, np.zeros(4, np.float32), MAX - 4, MAX, False)
@@ -394,7 +395,8 @@ SPEC = {
   "f16_binary": (["small", "buf", "buf", "buf", "int", "int", "small"], lambda: [0, B(2), B(2), B(2), 0, 64, 0]),
   "f16_to_float32": (["buf", "buf", "int", "int"], lambda: [B(2), B(4), 0, 64]),
   "float32_to_f16": (["buf", "buf", "int", "int"], lambda: [B(4), B(2), 0, 64]),
-  "f8_binary": (["small", "small", "buf", "buf", "buf", "int", "int", "small"], lambda: [0, 0, B(1), B(1), B(1), 0, 64, 0]),
+  "f8_binary": (["small", "small", "buf", "buf", "buf", "int", "int", "small"],
+                lambda: [0, 0, B(1), B(1), B(1), 0, 64, 0]),
   "f8_unary": (["small", "small", "buf", "buf", "int", "int"], lambda: [1, 1, B(1), B(1), 0, 64]),
   "f8_to_float32": (["small", "buf", "buf", "int", "int"], lambda: [0, B(1), B(4), 0, 64]),
   "float32_to_f8": (["small", "buf", "buf", "int", "int"], lambda: [1, B(4), B(1), 0, 64]),

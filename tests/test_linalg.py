@@ -547,9 +547,11 @@ def test_tensorsolve_tensorinv_against_numpy():
 def test_empty_stacks_match_numpy(shape):
     x = np.zeros(shape)
     t = rt.from_numpy(x)
-    pairs = [(rt.inv, np.linalg.inv), (rt.det, np.linalg.det), (rt.svdvals, lambda a: np.linalg.svd(a, compute_uv=False)),
+    pairs = [(rt.inv, np.linalg.inv), (rt.det, np.linalg.det),
+             (rt.svdvals, lambda a: np.linalg.svd(a, compute_uv=False)),
              (rt.eigvalsh, np.linalg.eigvalsh), (rt.pinv, np.linalg.pinv), (rt.cholesky, np.linalg.cholesky),
-             (lambda a: rt.qr(a)[1], lambda a: np.linalg.qr(a)[1]), (rt.trace, lambda a: np.trace(a, axis1=-2, axis2=-1)),
+             (lambda a: rt.qr(a)[1], lambda a: np.linalg.qr(a)[1]),
+             (rt.trace, lambda a: np.trace(a, axis1=-2, axis2=-1)),
              (lambda a: rt.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1]),
              (lambda a: rt.matrix_power(a, 3), lambda a: np.linalg.matrix_power(a, 3)),
              (lambda a: rt.solve(a, a), lambda a: np.linalg.solve(a, a))]

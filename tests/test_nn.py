@@ -187,8 +187,8 @@ def test_layer_norm():
     rt.check_grads(lambda a, ww, bb: nn.layer_norm(a, [3, 4], ww, bb), [T(x), T(w), T(b)], order=2)
     r16 = nn.layer_norm(T(x, rt.bfloat16), 4)
     assert r16.dtype is rt.bfloat16
-    np.testing.assert_allclose(N(rt.astype(r16, rt.float32)), _np_layer_norm(N(rt.astype(T(x, rt.bfloat16), rt.float64)), 1),
-                               atol=0.02)
+    np.testing.assert_allclose(N(rt.astype(r16, rt.float32)),
+                               _np_layer_norm(N(rt.astype(T(x, rt.bfloat16), rt.float64)), 1), atol=0.02)
     with pytest.raises(ValueError, match=r"layer_norm: normalized_shape \(3,\) must be the trailing axes"):
         nn.layer_norm(T(x), 3)
     with pytest.raises(ValueError, match=r"layer_norm: weight must have shape \(4,\)"):

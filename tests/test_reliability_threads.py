@@ -243,7 +243,8 @@ def test_fork_while_another_thread_holds_the_pool_locks():
                 z[1:] = z[:-1]
                 ok = float(rt.to_numpy(y)[-1]) == (1 << 22) + 1 and float(rt.to_numpy(z)[1]) == 0.0
                 rt.set_num_threads(3)
-                ok = ok and int(rt.sum(rt.from_numpy(np.arange(1 << 22)) + 0).item()) == (1 << 22) * ((1 << 22) - 1) // 2
+                total = int(rt.sum(rt.from_numpy(np.arange(1 << 22)) + 0).item())
+                ok = ok and total == (1 << 22) * ((1 << 22) - 1) // 2
                 os._exit(0 if ok else 3)
             except BaseException:
                 import traceback; traceback.print_exc()

@@ -184,7 +184,7 @@ def test_where_clip_cast(dtype):
     check(lambda a, b, k: rt.where(k > 0, b, 1.5), x, y, c, in_axes=(1, None, -1), out_axes=1)
     check(lambda a: rt.where(a > 0, a, -a), x, in_axes=1)
     lo = batched((), 0, d, seed=4, lo=-1.0, hi=0.0)
-    check(lambda a, l: rt.clip(a, l, 0.5), x, lo, in_axes=(1, 0), out_axes=-1)
+    check(lambda a, low: rt.clip(a, low, 0.5), x, lo, in_axes=(1, 0), out_axes=-1)
     check(lambda a, h: rt.clip(a, None, h), y, batched((4,), 0, d, seed=5), in_axes=(None, 0))
     check(lambda a: rt.clip(a, -0.5, 0.5), x, in_axes=1, out_axes=1)
     for to in (rt.float32, rt.float64, rt.int32, rt.bool, rt.complex64):

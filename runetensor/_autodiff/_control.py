@@ -193,7 +193,8 @@ def cond(pred: Any, true_fn: Any = None, false_fn: Any = None, *operands: Any) -
     >>> x = rt.scalar(rt.float64, 3.)
     >>> print(rt.cond(x > 0, lambda v: v * 2, lambda v: -v, x))
     6
-    >>> print(rt.vmap(lambda v: rt.cond(v > 0, lambda u: u * 2, lambda u: -u, v))(rt.create(rt.float64, [2], [3., -4.])))
+    >>> f = rt.vmap(lambda v: rt.cond(v > 0, lambda u: u * 2, lambda u: -u, v))
+    >>> print(f(rt.create(rt.float64, [2], [3., -4.])))
     [6, 4]
     """
     if not callable(true_fn):

@@ -31,13 +31,13 @@ import math as _math
 from .._dtypes import (bool, complex64, complex128, float32, float64, int8, int16,  # noqa: A004
                        int32, int64, uint8, uint16, uint32, uint64)
 from .._tensor import Tensor
-from . import _creation, _data_types, _elementwise, _indexing, _info, _linear, _manipulation
+from . import _creation, _data_types, _elementwise, _indexing, _linear, _manipulation
 from . import _searching, _set, _sorting, _statistical, _utility
 from ._creation import *  # noqa: F401,F403
 from ._data_types import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
-from ._info import __array_namespace_info__
+from ._info import __array_namespace_info__ as __array_namespace_info__
 from ._linear import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._searching import *  # noqa: F401,F403

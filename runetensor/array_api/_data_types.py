@@ -197,7 +197,8 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     ``int8``).  Raises ValueError with no arguments, or only scalars.
 
     >>> import runetensor.array_api as xp
-    >>> xp.result_type(xp.int8, xp.uint8), xp.result_type(xp.float32, 1.0), xp.result_type(xp.asarray([1], dtype=xp.int16), xp.int32)
+    >>> (xp.result_type(xp.int8, xp.uint8), xp.result_type(xp.float32, 1.0),
+    ...  xp.result_type(xp.asarray([1], dtype=xp.int16), xp.int32))
     (rt.int16, rt.float32, rt.int32)
     """
     if not arrays_and_dtypes:

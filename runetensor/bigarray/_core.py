@@ -174,7 +174,8 @@ def kind_size_in_bytes(kind: Kind) -> _pyint:
 
 def _check_kind(kind: Any, fname: str) -> Kind:
     if not isinstance(kind, Kind):
-        raise TypeError(f"{fname}: expected a bigarray kind (bigarray.float32, ...), got {type(kind).__name__} {kind!r}")
+        raise TypeError(f"{fname}: expected a bigarray kind (bigarray.float32, ...), "
+                        f"got {type(kind).__name__} {kind!r}")
     return kind
 
 

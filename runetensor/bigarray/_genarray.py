@@ -121,7 +121,8 @@ class Genarray(_Bigarray):
             h = be.cast(h, kind.dtype)
             copied = True
         if layout is None:
-            layout = c_layout if be.is_c_contiguous(h) or not _in_layout_order(be, h, fortran_layout) else fortran_layout
+            keep_c = be.is_c_contiguous(h) or not _in_layout_order(be, h, fortran_layout)
+            layout = c_layout if keep_c else fortran_layout
         if not _in_layout_order(be, h, layout) or (copy and not copied):
             if copy is False:
                 raise ValueError(f"{fname}: the data is not contiguous in {layout.name} order, so it needs a copy, "

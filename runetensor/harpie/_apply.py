@@ -248,7 +248,8 @@ def _zips(x: Tensor, y: Tensor, ds: Any, f: Callable, fname: str) -> Tensor:
     dl, px, ox, _ = _split(x, ds, fname)
     _, py, oy, _ = _split(y, ds, fname)
     if ox != oy:
-        raise ValueError(f"{fname}: the kept dimensions {dl} have sizes {list(ox)} and {list(oy)}; expected equal sizes")
+        raise ValueError(f"{fname}: the kept dimensions {dl} have sizes {list(ox)} and {list(oy)}; "
+                         f"expected equal sizes")
     parts = [as_part(f(s, u), fname) for s, u in zip(_subs(px, ox), _subs(py, oy))]
     return _place(stack(parts, ox, fname, _hint(x, px.shape[len(ox):])), dl, fname)
 
@@ -285,7 +286,8 @@ def zips_safe(a: Any, b: Any, ds: Sequence[int], f: Callable[[Tensor, Tensor], A
 
 
 def modifies(a: Any, f: Callable[[Tensor], Any], ds: Sequence[int], ps: Sequence[int]) -> Tensor:
-    """harpie's ``modifies``: a copy of ``a`` with the sub-array at positions ``ps`` of dims ``ds`` replaced by ``f(sub)``.
+    """harpie's ``modifies``: a copy of ``a`` with the sub-array at positions ``ps`` of dims ``ds``
+    replaced by ``f(sub)``.
 
     Raises:
         IndexError: if a position is out of range.
@@ -355,7 +357,8 @@ def expand(a: Any, b: Any, f: Callable[[Any, Any], Any]) -> Tensor:
 
 
 def coexpand(a: Any, b: Any, f: Callable[[Any, Any], Any]) -> Tensor:
-    """harpie's ``coexpand``: like :func:`expand` with the first array varying fastest: element ``[i, j]`` is ``f(a[j], b[i])``.
+    """harpie's ``coexpand``: like :func:`expand` with the first array varying fastest:
+    element ``[i, j]`` is ``f(a[j], b[i])``.
 
     Raises:
         ValueError: if the shapes differ (harpie's indexing needs equal shapes).
@@ -414,7 +417,8 @@ def _is_mul(f: Any) -> bool:
 
 def prod(a: Any, b: Any, ds0: Sequence[int], ds1: Sequence[int], g: Callable[[Tensor], Any],
          f: Callable[[Any, Any], Any]) -> Tensor:
-    """harpie's ``prod``: pair elements with ``f`` across matching dims ``ds0`` of ``a`` / ``ds1`` of ``b``, fold with ``g``.
+    """harpie's ``prod``: pair elements with ``f`` across matching dims ``ds0`` of ``a`` / ``ds1`` of ``b``,
+    fold with ``g``.
 
     The result has shape ``a``'s other dims ++ ``b``'s other dims.  ``g = sum``
     with ``f = operator.mul`` (or ``rt.sum``/``rt.mul``) is one matrix
@@ -770,7 +774,8 @@ def _is_prefix(p: Sequence[int], s: Sequence[int]) -> bool:
 
 
 def transmit(a: Any, b: Any, f: Callable[[Tensor, Tensor], Any]) -> Tensor:
-    """harpie's ``transmit``: ``f(a, sub)`` for every sub-array of ``b`` shaped like ``a`` (``a``'s shape a prefix of ``b``'s).
+    """harpie's ``transmit``: ``f(a, sub)`` for every sub-array of ``b`` shaped like ``a``
+    (``a``'s shape a prefix of ``b``'s).
 
     An elementwise ``f`` (``rt.add``, ``operator.add``...) broadcasts in one call.
 
