@@ -31,6 +31,10 @@ from ._tensor import Tensor, binary_op
 
 __all__: list[str] = []
 
+#: runetensor dtypes whose NumPy dtype comes from ml_dtypes: their type strings ('<f1', '<V2'...)
+#: mean something else to NumPy's array interface
+_NO_TYPESTR = frozenset({"bfloat16", "float8_e4m3", "float8_e5m2", "int4", "uint4"})
+
 
 def _axes(fname: str, axes: Sequence[int] | None, axis: int | Sequence[int] | None) -> Sequence[int] | None:
     if axis is None:
@@ -144,7 +148,7 @@ def _array_interface(self: Tensor) -> dict[str, Any]:
     if host is not h or not hasattr(h, "__array_interface__"):
         raise AttributeError("__array_interface__: only the NumPy backend's tensors have one")
     ai = dict(h.__array_interface__)
-    if ai["typestr"][1] not in "biufc":
+    if ai["typestr"][1] not in "biufc" or self._dtype.name in _NO_TYPESTR:
         raise AttributeError(f"__array_interface__: NumPy has no type string for {self._dtype}")
     if ai.get("strides") is None:
         ai["strides"] = tuple(h.strides)
