@@ -34,7 +34,7 @@ def _tensor_list(ts: Any, fname: str) -> list[Tensor]:
     except TypeError:
         raise TypeError(f"{fname}: expected a list of tensors, got {type(ts).__name__}") from None
     if not lst:
-        raise ValueError(f"{fname}: expected a non-empty list of tensors")
+        raise ValueError(f"{fname}: expected a non-empty list of tensors (at least one)")
     return on_common(fname, *[_t(x, fname) for x in lst])[1]
 
 
@@ -91,16 +91,21 @@ def concatenate(ts: Sequence[Tensor], axis: int | None = None) -> Tensor:
     >>> print(rt.concatenate([x1, x2]))
     [1, 2, 3, 4, 5, 6]
     """
-    lst = _tensor_list(ts, "concatenate")
+    return _concatenate(ts, axis, "concatenate")
+
+
+def _concatenate(ts: Any, axis: int | None, fname: str) -> Tensor:
+    """``concatenate`` (rt) and ``concat`` (array_api): one implementation, ``fname`` in the errors."""
+    lst = _tensor_list(ts, fname)
     if axis is None:
         flat = [ravel(x) for x in lst]
-        return _concat_handles(flat, 0, "concatenate")
+        return _concat_handles(flat, 0, fname)
     nd = lst[0]._data.ndim
     if nd == 0:
-        raise ValueError("concatenate: 0-d tensors cannot be concatenated along an axis; use rt.stack "
-                         "or axis=None")
-    ax = normalize_axis(axis, nd, "concatenate")
-    return _concat_handles(lst, ax, "concatenate")
+        raise ValueError(f"{fname}: 0-d (zero-dimensional) tensors cannot be concatenated along an axis; "
+                         "use stack or axis=None")
+    ax = normalize_axis(axis, nd, fname)
+    return _concat_handles(lst, ax, fname)
 
 
 @attach()
@@ -117,16 +122,20 @@ def stack(ts: Sequence[Tensor], axis: int = 0) -> Tensor:
     [[1, 3],
      [2, 4]]
     """
-    lst = _tensor_list(ts, "stack")
+    return _stack(ts, axis, "stack")
+
+
+def _stack(ts: Any, axis: int, fname: str) -> Tensor:
+    lst = _tensor_list(ts, fname)
     first = lst[0]._data.shape
     for i, x in enumerate(lst):
         if x._data.shape != first:
-            raise ValueError(f"stack: tensor {i} has shape {shape_str(x._data.shape)} but tensor 0 has "
+            raise ValueError(f"{fname}: tensor {i} has shape {shape_str(x._data.shape)} but tensor 0 has "
                              f"{shape_str(first)}; all shapes must be identical")
-    ax = normalize_axis(axis, len(first) + 1, "stack")
+    ax = normalize_axis(axis, len(first) + 1, fname)
     new_shape = first[:ax] + (1,) + first[ax:]
     views = [wrap(x._backend.reshape(x._data, new_shape), x._dtype, x._backend) for x in lst]
-    return _concat_handles(views, ax, "stack")
+    return _concat_handles(views, ax, fname)
 
 
 def _atleast(x: Tensor, nd: int, where: str) -> Tensor:
@@ -318,23 +327,36 @@ def roll(t: Tensor, shift: int | Sequence[int], axis: int | Sequence[int] | None
     [[3, 4],
      [1, 2]]
     """
-    t = _t(t, "roll")
+    return _roll(_t(t, "roll"), shift, axis, False)
+
+
+def _roll(t: Tensor, shift: Any, axis: Any, add_shifts: bool) -> Tensor:
+    """``roll``; ``add_shifts`` (array_api, as NumPy): the shifts of a repeated axis add up, and with
+    ``axis=None`` a sequence of shifts is their sum (rt: a repeated axis or a shift sequence with
+    ``axis=None`` is a ValueError)."""
     be = t._backend
     if axis is None:
         if isinstance(shift, (list, tuple)):
-            raise ValueError("roll: with axis=None the shift must be a single int")
+            if not add_shifts:
+                raise ValueError("roll: with axis=None the shift must be a single int")
+            shift = sum(as_int(s, "roll", "shift") for s in shift)
         s = as_int(shift, "roll", "shift")
         flat = ravel(t)._data
         r = _roll1(be, flat, s, 0) if flat.ndim else be.copy(flat)
         return wrap(be.reshape(r, t._data.shape), t._dtype, be)
     nd = t._data.ndim
-    axes = normalize_axes(axis, nd, "roll") if isinstance(axis, (list, tuple)) else \
-        (normalize_axis(axis, nd, "roll"),)
+    if not isinstance(axis, (list, tuple)):
+        axes: tuple[int, ...] = (normalize_axis(axis, nd, "roll"),)
+    elif add_shifts:
+        axes = tuple(normalize_axis(a, nd, "roll") for a in axis)
+    else:
+        axes = normalize_axes(axis, nd, "roll")
     shifts = [as_int(s, "roll", "shift") for s in (shift if isinstance(shift, (list, tuple)) else [shift])]
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
-        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes (shift and axis must have the "
+                         "same length)")
     h = t._data
     for s, a in zip(shifts, axes):
         h = _roll1(be, h, s, a)
@@ -411,6 +433,8 @@ def tile(t: Tensor, reps: int | Sequence[int]) -> Tensor:
      [1, 2, 1, 2, 1, 2]]
     """
     t = _t(t, "tile")
+    if isinstance(reps, (list, tuple)) and any(isinstance(a, int) and a < 0 for a in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {tuple(reps)}")
     try:
         r = as_shape(reps, "tile")
     except ValueError as e:
@@ -444,10 +468,12 @@ def repeat(t: Tensor, count: int, axis: int | None = None) -> Tensor:
     >>> print(rt.repeat(rt.create(rt.int32, [3], [1, 2, 3]), 2))
     [1, 1, 2, 2, 3, 3]
     """
-    t = _t(t, "repeat")
-    c = as_int(count, "repeat", "count")
-    if c < 0:
-        raise ValueError(f"repeat: count must be >= 0, got {c}")
+    return _repeat(_t(t, "repeat"), count, axis)
+
+
+def _repeat(t: Tensor, count: Any, axis: int | None) -> Tensor:
+    """``repeat``; ``count`` may also be a 1-d integer tensor with one count per element along the
+    axis (array_api's ``repeats``; rt's callers pass an int)."""
     be = t._backend
     if axis is None:
         h = ravel(t)._data
@@ -455,9 +481,39 @@ def repeat(t: Tensor, count: int, axis: int | None = None) -> Tensor:
     else:
         h = t._data
         ax = normalize_axis(axis, h.ndim, "repeat")
+    if isinstance(count, Tensor):
+        if count._dtype.kind not in "iu":
+            raise TypeError(f"repeat: repeats must be integers, got {count._dtype}")
+        if count.ndim > 1:
+            raise ValueError(f"repeat: repeats must be an int or a 1-d array, got shape {count.shape}")
+        if count.ndim == 1 and count._data.shape[0] != 1:
+            return _repeat_counts(t._dtype, be, h, count, ax)
+        count = int(count._scalar() if count.ndim == 0 else be.to_list(count._data)[0])
+    c = as_int(count, "repeat", "count")
+    if c < 0:
+        raise ValueError(f"repeat: count must be non-negative (>= 0), got {c}")
     shape = h.shape
     final = shape[:ax] + (shape[ax] * c,) + shape[ax + 1:]
     _check_extent(final, t._dtype.itemsize, "repeat")
     h2 = be.reshape(h, shape[:ax + 1] + (1,) + shape[ax + 1:])
     h2 = be.copy(be.expand(h2, shape[:ax + 1] + (c,) + shape[ax + 1:]))
     return wrap(be.reshape(h2, final), t._dtype, be)
+
+
+def _repeat_counts(d: Any, be: Any, h: Any, counts: Tensor, ax: int) -> Tensor:
+    """Element ``i`` along ``ax`` repeated ``counts[i]`` times: one ``gather`` by the indices
+    ``searchsorted(cumsum(counts), arange(total), "right")``."""
+    n = h.shape[ax]
+    if counts._data.shape[0] != n:
+        raise ValueError(f"repeat: repeats has {counts._data.shape[0]} entries, expected {n} "
+                         f"(the length of axis {ax})")
+    r = be.cast(counts._data, D.int64)
+    if n and bool(be.reduce("any", be.binary("lt", r, 0), (0,), False)):
+        raise ValueError("repeat: repeats must be non-negative")
+    ends = be.scan("cumsum", r, 0)
+    total = int(be.to_list(ends)[-1]) if n else 0
+    final = h.shape[:ax] + (total,) + h.shape[ax + 1:]
+    _check_extent(final, d.itemsize, "repeat")
+    idx = be.searchsorted(ends, be.arange(0, total, 1, D.int64), "right")
+    key = tuple(idx if i == ax else slice(0, k, 1) for i, k in enumerate(h.shape))
+    return wrap(be.gather(h, key), d, be)

@@ -56,8 +56,8 @@ def _infer_shape(shape: Any, size: int, fname: str, src: tuple[int, ...]) -> tup
             if s != -1:
                 known *= s
         if known == 0 or size % known:
-            raise ValueError(f"{fname}: cannot infer the -1 in {shape_str(shp)} for a tensor of shape "
-                             f"{shape_str(src)} (size {size})")
+            raise ValueError(f"{fname}: cannot reshape a tensor of shape {shape_str(src)} (size {size}) into "
+                             f"{shape_str(shp)}: cannot infer the -1")
         shp = tuple(size // known if s == -1 else s for s in shp)
     n = 1
     for s in shp:
@@ -113,14 +113,25 @@ def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:
                 r = t._backend.reshape(h, shape if ts is tuple else tuple(shape))
                 if r is not None:
                     return wrap(r, t._dtype, t._backend)
+    return _reshape(t, shape, False)
+
+
+def _reshape(t: Tensor, shape: Any, copy: bool | None) -> Tensor:
+    """``reshape``'s checks and result.  ``copy``: False (rt, and array_api's ``copy=False``) a view or a
+    ValueError; None (array_api's default) a view when the strides allow it, else a copy; True a copy."""
+    h = t._data
+    be = t._backend
     shp = _infer_shape(shape, h.size, "reshape", h.shape)
     if h.size == 0:
         _check_extent(shp, t._dtype.itemsize, "reshape")
-    r = t._backend.reshape(h, shp)
+    r = None if copy else be.reshape(h, shp)
     if r is None:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {shape_str(h.shape)} with strides "
-                         f"{t.strides} into {shape_str(shp)} without copying; call rt.contiguous first")
-    return wrap(r, t._dtype, t._backend)
+        if copy is False:
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {shape_str(h.shape)} with strides "
+                             f"{t.strides} into {shape_str(shp)} without copying (copy=False); call "
+                             f"rt.contiguous first")
+        r = be.reshape(be.copy(h), shp)
+    return wrap(r, t._dtype, be)
 
 
 def _broadcast_target(src: tuple[int, ...], shp: tuple[int, ...], fname: str) -> None:
@@ -325,8 +336,8 @@ def squeeze(t: Tensor, axes: Sequence[int] | int | None = None) -> Tensor:
         ax = normalize_axes(axes, len(shape), "squeeze")
         for a in ax:
             if shape[a] != 1:
-                raise ValueError(f"squeeze: axis {a} has size {shape[a]}; only axes of size 1 can be removed "
-                                 f"(shape {shape_str(shape)})")
+                raise ValueError(f"squeeze: axis {a} has size {shape[a]}, expected 1; only axes of size 1 can be "
+                                 f"removed (shape {shape_str(shape)})")
         drop = set(ax)
         shp = tuple(s for i, s in enumerate(shape) if i not in drop)
     return _reshape_view(t, shp, "squeeze")
@@ -482,7 +493,8 @@ def moveaxis(t: Tensor, src: int | Sequence[int], dst: int | Sequence[int]) -> T
     s = normalize_axes(src, nd, "moveaxis", "src")
     d = normalize_axes(dst, nd, "moveaxis", "dst")
     if len(s) != len(d):
-        raise ValueError(f"moveaxis: src {src!r} and dst {dst!r} must have the same number of axes")
+        raise ValueError(f"moveaxis: src {src!r} and dst {dst!r} differ in length; they must have the same "
+                         f"number of axes")
     rest = [a for a in range(nd) if a not in s]
     perm: list[int] = [-1] * nd
     for a, b in sorted(zip(d, s)):
