@@ -214,11 +214,7 @@ def empty_like(t: Tensor) -> Tensor:
     >>> e = rt.empty_like(rt.zeros(rt.int16, [2, 3])); e.shape, e.dtype
     ((2, 3), rt.int16)
     """
-    t = as_tensor(t, "empty_like")
-    try:
-        return wrap(t._backend.empty(t.shape, t._dtype), t._dtype, t._backend)
-    except MemoryError:
-        raise alloc_error("empty_like", t.shape, t._dtype) from None
+    return _fill_like(as_tensor(t, "empty_like"), None, "empty_like")
 
 
 def full_like(t: Tensor, value: Any) -> Tensor:
@@ -232,11 +228,18 @@ def full_like(t: Tensor, value: Any) -> Tensor:
     return _fill_like(t, store_value(value, t._dtype, "full_like"), "full_like")
 
 
-def _fill_like(t: Tensor, value: Any, fname: str) -> Tensor:
+def _fill_like(t: Tensor, value: Any, fname: str, d: DType | None = None) -> Tensor:
+    """A tensor of ``t``'s shape (and backend) and dtype ``d`` (default ``t``'s) filled with ``value``
+    (a checked scalar; None: uninitialised).  The ``*_like`` functions of rt and of array_api (which
+    take ``dtype=``)."""
+    if d is None:
+        d = t._dtype
+    be = t._backend
     try:
-        return wrap(t._backend.full(t.shape, value, t._dtype), t._dtype, t._backend)
+        h = be.empty(t.shape, d) if value is None else be.full(t.shape, value, d)
     except MemoryError:
-        raise alloc_error(fname, t.shape, t._dtype) from None
+        raise alloc_error(fname, t.shape, d) from None
+    return wrap(h, d, be)
 
 
 def ones_like(t: Tensor) -> Tensor:

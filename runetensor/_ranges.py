@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from . import _dtypes as D
 from ._backend import get_backend
@@ -360,34 +360,52 @@ def meshgrid(x: Tensor, y: Tensor, indexing: str = "xy") -> tuple[Tensor, Tensor
      [1, 1, 1]]
     """
     x = as_tensor(x, "meshgrid")
-    y = as_tensor(y, "meshgrid", backend=x._backend)
+    X, Y = _meshgrid([x, as_tensor(y, "meshgrid", backend=x._backend)], indexing, ("x", "y"))
+    return X, Y
+
+
+def _meshgrid(ts: list[Tensor], indexing: str, names: Sequence[str] | None = None) -> list[Tensor]:
+    """N coordinate grids of rank N from N 1-d tensors (promoted to one dtype), fresh C-contiguous
+    copies; ``"xy"`` swaps the first two output axes.  rt's ``meshgrid`` (two tensors) and
+    array_api's (any number); ``names`` name the inputs in errors (default ``array i``)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be \"xy\" or \"ij\", got {indexing!r}")
-    for name, t in (("x", x), ("y", y)):
+    for i, t in enumerate(ts):
         if t.ndim != 1:
+            name = names[i] if names else f"array {i}"
             raise ValueError(f"meshgrid: {name} must be 1-d, got shape {t.shape}")
-    _, (x, y) = on_common("meshgrid", x, y)
-    d = D.promote_types(x._dtype, y._dtype)
-    be = x._backend
-    xh = x._data if x._dtype is d else be.cast(x._data, d)
-    yh = y._data if y._dtype is d else be.cast(y._data, d)
-    nx, ny = xh.shape[0], yh.shape[0]
-    if indexing == "xy":
-        shape = (ny, nx)
-        X = be.expand(be.reshape(be.contiguous(xh), (1, nx)), shape)
-        Y = be.expand(be.reshape(be.contiguous(yh), (ny, 1)), shape)
-    else:
-        shape = (nx, ny)
-        X = be.expand(be.reshape(be.contiguous(xh), (nx, 1)), shape)
-        Y = be.expand(be.reshape(be.contiguous(yh), (1, ny)), shape)
-    return wrap(be.copy(X), d, be), wrap(be.copy(Y), d, be)
+    if not ts:
+        return []
+    _, ts = on_common("meshgrid", *ts)
+    d = ts[0]._dtype
+    for t in ts[1:]:
+        if t._dtype is not d:
+            d = D.promote_types(d, t._dtype)
+    be = ts[0]._backend
+    n = len(ts)
+    sizes = [t._data.shape[0] for t in ts]
+    pos = list(range(n))
+    if indexing == "xy" and n >= 2:
+        pos[0], pos[1] = 1, 0
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    shape = check_alloc(tuple(sizes), d, "meshgrid")
+    out = []
+    for t, p in zip(ts, pos):
+        h = t._data if t._dtype is d else be.cast(t._data, d)
+        shp = [1] * n
+        shp[p] = h.shape[0]
+        try:
+            out.append(wrap(be.copy(be.expand(be.reshape(be.contiguous(h), tuple(shp)), shape)), d, be))
+        except MemoryError:
+            raise alloc_error("meshgrid", shape, d) from None
+    return out
 
 
 def _tri(x: Any, k: int, fname: str, lower: bool) -> Tensor:
     x = as_tensor(x, fname)
     kk = as_int(k, fname, "k")
     if x.ndim < 2:
-        raise ValueError(f"{fname}: x must have at least 2 dimensions, got shape {x.shape}")
+        raise ValueError(f"{fname}: x must have at least 2 dimensions (rank >= 2), got shape {x.shape}")
     be, h, d = x._backend, x._data, x._dtype
     rows, cols = h.shape[-2], h.shape[-1]
     kk = max(-rows - 1, min(kk, cols + 1))  # beyond the matrix: all or nothing (and no int64 overflow)

@@ -1,16 +1,23 @@
-"""Creation functions of the Array API standard."""
+"""Creation functions of the Array API standard.
+
+Adapters over ``runetensor._creation`` and ``runetensor._ranges`` (the one implementation of each):
+they take the standard's signatures (``dtype=`` last and optional, ``device=``, ``n_rows, n_cols``),
+apply its argument rules (a ``fill_value`` must suit the dtype's kind, ``linspace`` wants a
+floating dtype, ``copy=False`` from Python data is an error) and call rt's functions.
+"""
 from __future__ import annotations
 
 import builtins
 import math
 from typing import Any, Sequence
 
+from .. import _creation as RC
 from .. import _dtypes as D
-from .._backend import get_backend
+from .. import _ranges as RR
 from .._dtypes import DType
-from .._tensor import Tensor, as_tensor, wrap
-from .._validate import MAX_NBYTES, alloc_error, as_shape, check_alloc, check_count
-from ._common import PY_SCALARS, arr, check_device, dtype_arg, index_range
+from .._tensor import Tensor, wrap
+from .._validate import as_int
+from ._common import PY_SCALARS, arr, check_device, dtype_arg
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -45,17 +52,6 @@ def _number(v: Any, fname: str, what: str) -> Any:
             except (TypeError, ValueError):
                 raise TypeError(f"{fname}: {what} must be a number, got {type(v).__name__} {v!r}") from None
     return v
-
-
-def _alloc(fname: str, shape: tuple[int, ...], d: DType, make: Any, *args: Any) -> Any:
-    """``make(*args)`` (a backend call making a fresh handle of ``shape`` and dtype ``d``), after
-    checking that such a buffer can exist; a failed allocation raises ``MemoryError`` naming
-    ``fname``, the size, the shape and the dtype (as ``rt.zeros``)."""
-    check_alloc(shape, d, fname)
-    try:
-        return make(*args)
-    except MemoryError:
-        raise alloc_error(fname, shape, d) from None
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
@@ -94,39 +90,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         raise ValueError("arange: step must be non-zero, got 0")
     all_int = builtins.all(isinstance(v, builtins.int) for v in vals)
     d = dtype_arg(dtype, "arange") or (D.default_int if all_int else D.default_float)
-    be = get_backend()
-    if not all_int:
-        vals = [builtins.float(v) for v in vals]
-    else:
-        vals = [builtins.int(v) for v in vals]
     if all_int:
-        n = builtins.max(0, -((vals[0] - vals[1]) // vals[2]))  # ceil((stop - start) / step), exactly
-    else:
-        q = (vals[1] - vals[0]) / vals[2]
-        if not q <= MAX_NBYTES:  # inf (overflow, or a tiny step) or beyond any buffer
-            raise ValueError(f"arange: {vals[0]} to {vals[1]} in steps of {vals[2]} is more than 2**63 "
-                             f"values; expected a range that fits a buffer")
-        n = builtins.max(0, math.ceil(q))
-    check_alloc((n,), d, "arange")
-    if all_int and n and d.kind in "iu":
-        from ._data_types import iinfo
-        info = iinfo(d)
-        last = vals[0] + (n - 1) * vals[2]
-        if not (info.min <= vals[0] <= info.max and info.min <= last <= info.max):
-            raise ValueError(f"arange: values {vals[0]} .. {last} do not fit {d} "
-                             f"(expected {info.min} .. {info.max})")
-    try:
-        if all_int and d.kind in "iu":
-            h = be.arange(vals[0], vals[0] + n * vals[2], vals[2], d) if n else be.empty((0,), d)
-        else:
-            # start + i*step, computed in float64: exactly n elements
-            i = be.arange(0, n, 1, D.float64)
-            h = be.binary("add", be.binary("mul", i, builtins.float(vals[2])), builtins.float(vals[0]))
-            if d is not D.float64:
-                h = be.cast(h, d)
-    except MemoryError:
-        raise alloc_error("arange", (n,), d) from None
-    return wrap(h, d, be)
+        return RC.arange(d, *vals)
+    return RC.arange_f(d, *vals)
+
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
@@ -154,37 +121,21 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     """
     check_device(device, "asarray")
     d = dtype_arg(dtype, "asarray")
-    if isinstance(obj, Tensor):
-        if d is None or d is obj._dtype:
-            if copy:
-                return wrap(obj._backend.copy(obj._data), obj._dtype, obj._backend)
-            return obj
-        if copy is False:
-            raise ValueError(f"asarray: converting {obj._dtype} to {d} needs a copy, but copy=False")
-        return wrap(obj._backend.cast(obj._data, d), d, obj._backend)
     if isinstance(obj, PY_SCALARS):
         if copy is False:
             raise ValueError("asarray: making an array from a Python scalar needs a copy, but copy=False")
-        d2 = d or _scalar_dtype(obj)
-        if d2.kind in "iu" and isinstance(obj, builtins.int):
-            from ._data_types import iinfo
-            info = iinfo(d2)
-            if not info.min <= obj <= info.max:
-                # the standard leaves it unspecified: the project's ValueError, as rt.asarray
-                raise ValueError(f"asarray: value {obj} is out of range for {d2} "
-                                 f"(expected {info.min} <= value <= {info.max})")
-        be = get_backend()
-        return wrap(be.full((), obj, d2), d2, be)
-    if isinstance(obj, (list, tuple)) and copy is False:
-        raise ValueError("asarray: making an array from a Python sequence needs a copy, but copy=False")
-    if not isinstance(obj, (list, tuple)) and hasattr(obj, "__dlpack__") and not hasattr(obj, "__array__") \
+    elif isinstance(obj, (list, tuple)):
+        if copy is False:
+            raise ValueError("asarray: making an array from a Python sequence needs a copy, but copy=False")
+    elif not isinstance(obj, Tensor) and hasattr(obj, "__dlpack__") and not hasattr(obj, "__array__") \
             and not _has_buffer(obj):
         return from_dlpack(obj, copy=copy) if d is None else asarray(from_dlpack(obj, copy=copy), dtype=d)
-    t = as_tensor(obj, "asarray", dtype=d, copy=copy)
+    t = RC.asarray(obj, d, copy)
     if t._dtype is D.object_:
         raise TypeError(f"asarray: cannot represent {type(obj).__name__} data with a standard dtype "
                         "(mixed or non-numeric values, or integers out of the int64/uint64 range)")
     return t
+
 
 
 def _has_buffer(obj: Any) -> bool:
@@ -195,10 +146,6 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
-def _shape(shape: Any, fname: str) -> tuple[int, ...]:
-    return as_shape(shape, fname)
-
-
 def empty(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -> Tensor:
     """An uninitialised array of ``shape`` (dtype default float64).
 
@@ -207,15 +154,8 @@ def empty(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) 
     (2, 3)
     """
     check_device(device, "empty")
-    d = dtype_arg(dtype, "empty") or D.default_float
-    be = get_backend()
-    shp = _shape(shape, "empty")
-    return wrap(_alloc("empty", shp, d, be.empty, shp, d), d, be)
+    return RC.empty(dtype_arg(dtype, "empty") or D.default_float, shape)
 
-
-def _full(shape: tuple[int, ...], value: Any, d: DType, fname: str) -> Tensor:
-    be = get_backend()
-    return wrap(_alloc(fname, shape, d, be.full, shape, value, d), d, be)
 
 
 def zeros(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -226,7 +166,8 @@ def zeros(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) 
     [0, 0, 0]
     """
     check_device(device, "zeros")
-    return _full(_shape(shape, "zeros"), 0, dtype_arg(dtype, "zeros") or D.default_float, "zeros")
+    return RC.zeros(dtype_arg(dtype, "zeros") or D.default_float, shape)
+
 
 
 def ones(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -238,7 +179,8 @@ def ones(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -
      [1, 1]]
     """
     check_device(device, "ones")
-    return _full(_shape(shape, "ones"), 1, dtype_arg(dtype, "ones") or D.default_float, "ones")
+    return RC.ones(dtype_arg(dtype, "ones") or D.default_float, shape)
+
 
 
 def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DType]:
@@ -292,7 +234,8 @@ def full(shape: int | Sequence[int], fill_value: bool | int | float | complex, *
     """
     check_device(device, "full")
     v, d = _fill_value(fill_value, dtype_arg(dtype, "full"), "full")
-    return _full(_shape(shape, "full"), v, d, "full")
+    return RC._full(d, shape, v, "full")
+
 
 
 def _like(x: Any, dtype: Any, device: Any, fname: str) -> tuple[Tensor, DType]:
@@ -309,8 +252,8 @@ def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
     rt.int8
     """
     x, d = _like(x, dtype, device, "empty_like")
-    shp = x._data.shape
-    return wrap(_alloc("empty_like", shp, d, x._backend.empty, shp, d), d, x._backend)
+    return RC._fill_like(x, None, "empty_like", d)
+
 
 
 def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -321,8 +264,8 @@ def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
     [0, 0]
     """
     x, d = _like(x, dtype, device, "zeros_like")
-    shp = x._data.shape
-    return wrap(_alloc("zeros_like", shp, d, x._backend.full, shp, 0, d), d, x._backend)
+    return RC._fill_like(x, 0, "zeros_like", d)
+
 
 
 def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -333,8 +276,8 @@ def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
     [true, true]
     """
     x, d = _like(x, dtype, device, "ones_like")
-    shp = x._data.shape
-    return wrap(_alloc("ones_like", shp, d, x._backend.full, shp, 1, d), d, x._backend)
+    return RC._fill_like(x, 1, "ones_like", d)
+
 
 
 def full_like(x: Tensor, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
@@ -347,8 +290,8 @@ def full_like(x: Tensor, /, fill_value: bool | int | float | complex, *, dtype: 
     """
     x, d = _like(x, dtype, device, "full_like")
     v, d = _fill_value(fill_value, d, "full_like")
-    shp = x._data.shape
-    return wrap(_alloc("full_like", shp, d, x._backend.full, shp, v, d), d, x._backend)
+    return RC._fill_like(x, v, "full_like", d)
+
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
@@ -360,19 +303,11 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     [[0, 1, 0],
      [0, 0, 1]]
     """
-    from .._validate import as_int
     check_device(device, "eye")
     d = dtype_arg(dtype, "eye") or D.default_float
-    n = check_count(n_rows, "eye", "n_rows", d.itemsize)
-    m = n if n_cols is None else check_count(n_cols, "eye", "n_cols", d.itemsize)
-    k = as_int(k, "eye", "k")
-    be = get_backend()
-    h = _alloc("eye", (n, m), d, be.full, (n, m), 0, d)
-    length = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
-    if length:
-        diag = be.as_strided(h, (length,), (m + 1,), k if k >= 0 else -k * m)
-        be.assign(diag, 1 if d.kind != "b" else True)
-    return wrap(h, d, be)
+    # rt's eye takes (columns, rows)
+    return RR._eye(d, n_rows if n_cols is None else n_cols, n_rows, k, "eye")
+
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
@@ -414,7 +349,6 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     >>> print(xp.linspace(0, 1, 4, endpoint=False))
     [0, 0.25, 0.5, 0.75]
     """
-    from .._validate import as_int
     check_device(device, "linspace")
     num = as_int(num, "linspace", "num")
     if num < 0:
@@ -427,24 +361,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         raise TypeError(f"linspace: complex start/stop need a complex dtype, got {d}")
     if d.kind not in "fc":
         raise TypeError(f"linspace: dtype must be floating-point, got {d}")
-    work = D.complex128 if d.kind == "c" else D.float64
-    be = get_backend()
-    div = (num - 1) if endpoint else num
-    check_alloc((num,), work, "linspace")
-    try:
-        i = be.cast(be.arange(0, num, 1, D.int64), work)
-        if div > 0:
-            step = (b - a) / div
-            h = be.binary("add", be.binary("mul", i, step), a)
-            if endpoint and num > 1:
-                be.assign(be.view_index(h, (num - 1,)), b)
-        else:
-            h = be.full((num,), a, work)
-        if d is not work:
-            h = be.cast(h, d)
-    except MemoryError:
-        raise alloc_error("linspace", (num,), d) from None
-    return wrap(h, d, be)
+    return RR.linspace(d, a, b, num, endpoint)
+
 
 
 def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
@@ -467,55 +385,8 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> list[Tensor]:
     [[4, 4, 4],
      [5, 5, 5]]
     """
-    if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = [arr(a, "meshgrid") for a in arrays]
-    for i, t in enumerate(ts):
-        if t.ndim != 1:
-            raise ValueError(f"meshgrid: array {i} has shape {t.shape}; expected 1-d arrays")
-    if not ts:
-        return []
-    from ._common import promote
-    d = promote(ts, "meshgrid")
-    n = len(ts)
-    sizes = [t._data.shape[0] for t in ts]
-    if indexing == "xy" and n >= 2:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out_shape = check_alloc(tuple(sizes), d, "meshgrid")
-    out = []
-    for i, t in enumerate(ts):
-        pos = i
-        if indexing == "xy" and n >= 2 and i < 2:
-            pos = 1 - i
-        shp = [1] * n
-        shp[pos] = t._data.shape[0]
-        be = t._backend
-        h = be.cast(t._data, d) if t._dtype is not d else t._data
-        h = be.reshape(h, tuple(shp))
-        if h is None:  # pragma: no cover (a 1-d array always reshapes)
-            h = be.reshape(be.copy(t._data), tuple(shp))
-        try:
-            out.append(wrap(be.copy(be.expand(h, out_shape)), d, be))
-        except MemoryError:
-            raise alloc_error("meshgrid", out_shape, d) from None
-    return out
+    return RR._meshgrid([arr(a, "meshgrid") for a in arrays], indexing)
 
-
-def _tri(x: Tensor, k: int, fname: str, lower: bool) -> Tensor:
-    from .._validate import as_int
-    x = arr(x, fname)
-    k = as_int(k, fname, "k")
-    if x.ndim < 2:
-        raise ValueError(f"{fname}: expected an array of rank >= 2, got shape {x.shape}")
-    be = x._backend
-    n, m = x._data.shape[-2:]
-    k = builtins.min(builtins.max(k, -n), m)  # beyond the matrix: the same all/nothing mask, no int64 overflow
-    rows = be.reshape(index_range(be, n), (n, 1))
-    cols = be.reshape(index_range(be, m), (1, m))
-    shifted = be.binary("add", rows, k)
-    mask = be.binary("ge" if lower else "le", shifted, cols)
-    zero = be.full((), 0 if x._dtype.kind != "b" else False, x._dtype)
-    return wrap(be.where(mask, x._data, zero), x._dtype, be)
 
 
 def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
@@ -530,7 +401,8 @@ def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
      [1, 1, 0],
      [1, 1, 1]]
     """
-    return _tri(x, k, "tril", True)
+    return RR.tril(x, k)
+
 
 
 def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
@@ -544,5 +416,4 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
     [[0, 1, 1],
      [0, 0, 1]]
     """
-    return _tri(x, k, "triu", False)
-
+    return RR.triu(x, k)
