@@ -1137,10 +1137,14 @@ def nonzero(t: Tensor) -> tuple[Tensor, ...]:
     [0, 1, 1, 2] [1, 0, 2, 2]
     """
     t = _t(t, "nonzero")
-    be = t._backend
     if t._data.ndim == 0:
         return ()
-    d = _coord_dtype(t._data.shape)
+    return _nonzero(t, _coord_dtype(t._data.shape))
+
+
+def _nonzero(t: Tensor, d: Any) -> tuple[Tensor, ...]:
+    """``nonzero``'s coordinates as dtype ``d``: rt's int32 (``_coord_dtype``), array_api's int64."""
+    be = t._backend
     return tuple(wrap(h if d is _int64 else be.cast(h, d), d, be) for h in be.nonzero(t._data))
 
 

@@ -1,35 +1,14 @@
-"""Indexing functions of the Array API standard: take take_along_axis."""
+"""Indexing functions of the Array API standard: take take_along_axis.
+
+Adapters over ``runetensor._indexing`` (``rt.take`` with ``mode="raise"``, ``rt.take_along_axis``).
+"""
 from __future__ import annotations
 
-from typing import Any
-
-from .. import _dtypes as D
-from .._indexing import _full
-from .._tensor import Tensor, wrap
-from .._validate import broadcast_shapes, normalize_axis
-from ._common import arr, index_range
+from .. import _indexing as IX
+from .._tensor import Tensor
+from ._common import arr
 
 __all__ = ["take", "take_along_axis"]
-
-
-def _indices(idx: Any, n: int, fname: str) -> Any:
-    """``idx`` as an int64 handle of in-range, non-negative indices (negative ones count from the end)."""
-    idx = arr(idx, fname)
-    if idx._dtype.kind not in "iu":
-        raise TypeError(f"{fname}: indices must be an integer array, got {idx._dtype}")
-    be = idx._backend
-    h = be.cast(idx._data, D.int64) if idx._dtype is not D.int64 else idx._data
-    if h.size:
-        lo = be.reduce("min", h, tuple(range(h.ndim)), False)
-        hi = be.reduce("max", h, tuple(range(h.ndim)), False)
-        lo_v, hi_v = int(be.to_list(lo)), int(be.to_list(hi))
-        if lo_v < -n or hi_v >= n:
-            bad = lo_v if lo_v < -n else hi_v
-            raise IndexError(f"{fname}: index {bad} is out of bounds for an axis of size {n} "
-                             f"(expected {-n} <= index < {n})")
-        if lo_v < 0:
-            h = be.binary("pymod", h, n)
-    return h
 
 
 def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
@@ -56,11 +35,8 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
         if x.ndim != 1:
             raise ValueError(f"take: axis is required for arrays of rank != 1 (got shape {x.shape})")
         axis = 0
-    ax = normalize_axis(axis, x.ndim, "take")
-    h = _indices(indices, x._data.shape[ax], "take")
-    key = list(_full(x._data.shape))
-    key[ax] = h
-    return wrap(x._backend.gather(x._data, tuple(key)), x._dtype, x._backend)
+    return IX.take(x, indices, axis)
+
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -78,21 +54,4 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     [[10, 20, 30],
      [40, 50, 60]]
     """
-    x = arr(x, "take_along_axis")
-    idx = arr(indices, "take_along_axis")
-    if idx.ndim != x.ndim:
-        raise ValueError(f"take_along_axis: indices has rank {idx.ndim}, expected x's rank {x.ndim}")
-    ax = normalize_axis(axis, x.ndim, "take_along_axis")
-    xs, ids = x._data.shape, idx._data.shape
-    broadcast_shapes(xs[:ax] + xs[ax + 1:], ids[:ax] + ids[ax + 1:], fname="take_along_axis")
-    h = _indices(idx, xs[ax], "take_along_axis")
-    be = x._backend
-    key = []
-    for i, n in enumerate(xs):
-        if i == ax:
-            key.append(h)
-        else:
-            shp = [1] * x.ndim
-            shp[i] = n
-            key.append(be.reshape(index_range(be, n), tuple(shp)))
-    return wrap(be.gather(x._data, tuple(key)), x._dtype, be)
+    return IX.take_along_axis(x, indices, axis)

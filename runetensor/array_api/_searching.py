@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from .. import _dtypes as D
+from .. import _elementwise as E
+from .. import _indexing as IX
 from .. import _reduction as R
 from .._tensor import Tensor, wrap
-from ._common import PY_SCALARS, arr, axes_arg, broadcast, cast, promote
+from ._common import PY_SCALARS, arr, axes_arg, cast, promote
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -74,8 +76,8 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     x = arr(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: not defined for 0-d arrays; use xp.nonzero(xp.reshape(x, (1,)))")
-    be = x._backend
-    return tuple(wrap(h, D.int64, be) for h in be.nonzero(x._data))
+    return IX._nonzero(x, D.int64)
+
 
 
 def searchsorted(x1: Tensor, x2: Tensor | bool | int | float, /, *, side: str = "left",
@@ -140,10 +142,4 @@ def where(condition: Tensor, x1: Tensor | bool | int | float | complex,
     c = arr(condition, "where")
     if c._dtype is not D.bool:
         raise TypeError(f"where: condition must be a bool array, got {c._dtype}")
-    ts = [v if isinstance(v, Tensor) else (arr(v, "where") if not isinstance(v, PY_SCALARS) else v)
-          for v in (x1, x2)]
-    d = promote(ts, "where")
-    be = c._backend
-    hs = [cast(v, d)._data if isinstance(v, Tensor) else be.full((), v, d) for v in ts]
-    broadcast([c._data.shape, hs[0].shape, hs[1].shape], "where")
-    return wrap(be.where(c._data, hs[0], hs[1]), d, be)
+    return E.where(c, x1, x2)
