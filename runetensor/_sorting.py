@@ -95,3 +95,42 @@ def _argsort(t: Any, axis: Any, descending: Any, fname: str, index_dtype: DType 
     t, a, desc = _prep(t, axis, descending, fname)
     be = t._backend
     return wrap(be.cast(be.argsort(t._data, a, desc), index_dtype), index_dtype, be)
+
+
+def _unique(x: Tensor, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, Tensor]:
+    """The sorted unique values of ``x`` (flattened), and optionally the index of each one's first
+    occurrence (``indices``), each element's group (``inverse_indices``, ``x``'s shape) and the group
+    sizes (``counts``), all int64.  One stable sort, then ``ne`` of neighbours, ``nonzero``,
+    ``gather``, ``scan`` and ``scatter``: NaNs never compare equal (each is its own value, as the
+    Array API standard requires); ``-0.0`` and ``0.0`` are one value.  array_api's ``unique_*``."""
+    be = x._backend
+    f = be.reshape(x._data, (x._data.size,))
+    if f is None:
+        f = be.reshape(be.copy(x._data), (x._data.size,))
+    n = f.size
+    vals, perm = be.sort(f, 0, False)
+    mask = be.empty((n,), D.bool)
+    if n:
+        be.assign(be.view_index(mask, (slice(0, 1, 1),)), True)
+        if n > 1:
+            a = be.view_index(vals, (slice(1, n, 1),))
+            b = be.view_index(vals, (slice(0, n - 1, 1),))
+            be.assign(be.view_index(mask, (slice(1, n, 1),)), be.binary("ne", a, b))
+    (starts,) = be.nonzero(mask)
+    out = {"values": wrap(be.gather(vals, (starts,)), x._dtype, be)}
+    if want_index:
+        out["indices"] = wrap(be.gather(perm, (starts,)), D.int64, be)
+    if want_counts:
+        k = starts.size
+        ends = be.empty((k,), D.int64)
+        if k:
+            be.assign(be.view_index(ends, (slice(0, k - 1, 1),)), be.view_index(starts, (slice(1, k, 1),)))
+            be.assign(be.view_index(ends, (k - 1,)), n)
+        out["counts"] = wrap(be.binary("sub", ends, starts), D.int64, be)
+    if want_inverse:
+        group = be.binary("sub", be.scan("cumsum", be.cast(mask, D.int64), 0), 1)
+        inv = be.empty((n,), D.int64)
+        if n:
+            be.scatter(inv, (perm,), group)
+        out["inverse_indices"] = wrap(be.reshape(inv, x._data.shape), D.int64, be)
+    return out

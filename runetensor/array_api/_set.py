@@ -2,15 +2,15 @@
 
 Values come back sorted.  As the standard requires, NaNs never compare equal,
 so each NaN is its own unique value (with a count of 1); ``-0.0`` and ``0.0``
-are one value.
+are one value.  The algorithm is ``runetensor._sorting._unique``.
 """
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import _dtypes as D
-from .._tensor import Tensor, wrap
-from ._common import arr, flat
+from .. import _sorting as S
+from .._tensor import Tensor
+from ._common import arr
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -33,36 +33,7 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique(x: Any, fname: str, want_index: bool, want_inverse: bool, want_counts: bool) -> dict[str, Tensor]:
-    x = arr(x, fname)
-    be = x._backend
-    f = flat(x)._data
-    n = f.size
-    vals, perm = be.sort(f, 0, False)
-    mask = be.empty((n,), D.bool)
-    if n:
-        be.assign(be.view_index(mask, (slice(0, 1, 1),)), True)
-        if n > 1:
-            a = be.view_index(vals, (slice(1, n, 1),))
-            b = be.view_index(vals, (slice(0, n - 1, 1),))
-            be.assign(be.view_index(mask, (slice(1, n, 1),)), be.binary("ne", a, b))
-    (starts,) = be.nonzero(mask)
-    out = {"values": wrap(be.gather(vals, (starts,)), x._dtype, be)}
-    if want_index:
-        out["indices"] = wrap(be.gather(perm, (starts,)), D.int64, be)
-    if want_counts:
-        k = starts.size
-        ends = be.empty((k,), D.int64)
-        if k:
-            be.assign(be.view_index(ends, (slice(0, k - 1, 1),)), be.view_index(starts, (slice(1, k, 1),)))
-            be.assign(be.view_index(ends, (k - 1,)), n)
-        out["counts"] = wrap(be.binary("sub", ends, starts), D.int64, be)
-    if want_inverse:
-        group = be.binary("sub", be.scan("cumsum", be.cast(mask, D.int64), 0), 1)
-        inv = be.empty((n,), D.int64)
-        if n:
-            be.scatter(inv, (perm,), group)
-        out["inverse_indices"] = wrap(be.reshape(inv, x._data.shape), D.int64, be)
-    return out
+    return S._unique(arr(x, fname), want_index, want_inverse, want_counts)
 
 
 def unique_values(x: Tensor, /) -> Tensor:
