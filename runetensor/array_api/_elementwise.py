@@ -11,6 +11,7 @@ import builtins
 from typing import Any, Callable
 
 from .. import _dtypes as D
+from .. import _elementwise as E
 from .._tensor import BINARY_RULES, Tensor, binary_op, unary_op, wrap
 from ._common import PY_SCALARS, arr, promote
 
@@ -239,28 +240,8 @@ def floor_divide(x1: Tensor | int | float, x2: Tensor | int | float, /) -> Tenso
     >>> print(xp.floor_divide(xp.asarray([float('inf'), 1.0]), xp.asarray([2.0, float('-inf')])))
     [inf, -0]
     """
-    r = binary_op("floordiv", x1, x2, "floor_divide")
-    if r._dtype.kind != "f":
-        return r
-    t1 = x1 if isinstance(x1, Tensor) else None
-    t2 = x2 if isinstance(x2, Tensor) else None
-    if t1 is None and t2 is None:
-        return r
-    inf1 = unary_op("isinf", t1, "floor_divide")._data if t1 is not None else None
-    inf2 = unary_op("isinf", t2, "floor_divide")._data if t2 is not None else None
-    be = r._backend
-    if t1 is None and not (isinstance(x1, builtins.float) and x1 in (float("inf"), float("-inf"))):
-        mask = inf2
-    elif t2 is None and not (isinstance(x2, builtins.float) and x2 in (float("inf"), float("-inf"))):
-        mask = inf1
-    elif inf1 is None or inf2 is None:
-        return unary_op("floor", binary_op("truediv", x1, x2, "floor_divide"), "floor_divide")
-    else:
-        mask = be.binary("logical_or", inf1, inf2)
-    if not builtins.bool(be.reduce("any", mask, tuple(range(mask.ndim)), False)):
-        return r
-    q = unary_op("floor", binary_op("truediv", x1, x2, "floor_divide"), "floor_divide")
-    return wrap(be.where(mask, q._data, r._data), r._dtype, be)
+    # the floordiv primitive (also rt's ``//``) follows the standard's special cases for infinities
+    return binary_op("floordiv", x1, x2, "floor_divide")
 
 
 def bitwise_invert(x: Tensor, /) -> Tensor:
@@ -391,15 +372,7 @@ def clip(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A00
     x = arr(x, "clip")
     if x._dtype.kind == "c":
         raise TypeError(f"clip: not defined for complex arrays ({x._dtype})")
-    lo = _bound(x, min, "min")
-    hi = _bound(x, max, "max")
-    r = x
-    if lo is not None:
-        r = binary_op("maximum", r, lo, "clip")
-    if hi is not None:
-        r = binary_op("minimum", r, hi, "clip")
-    if r is x:
-        return wrap(x._backend.copy(x._data), x._dtype, x._backend)
+    r = E._clamp(x, _bound(x, min, "min"), _bound(x, max, "max"), "clip")
     if r._dtype is not x._dtype:
         r = wrap(r._backend.cast(r._data, x._dtype), x._dtype, r._backend)
     return r
