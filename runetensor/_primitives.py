@@ -673,7 +673,7 @@ def _sum_jvp(B, ts, xs, out, axes, keepdims):
 
 def _sum_vjp(B, g, xs, out, need, axes, keepdims):
     xshape = xs[0].shape
-    if not keepdims:
+    if not keepdims and g.ndim:  # (a 0-d cotangent, all axes reduced, broadcasts as it is)
         g = reshape(B, g, tuple(1 if i in axes else n for i, n in enumerate(xshape)))
     return (B.expand(g, xshape) if g.shape != xshape else g,)
 

@@ -24,6 +24,7 @@ written since.  Writing into a tensor being differentiated (an input, or a view 
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import threading
 from abc import abstractmethod
@@ -83,6 +84,7 @@ class Node:
 
 
 _SCALARS = (int, float, complex, bool)
+_NO_PARAMS: dict = {}
 
 
 def _is_handle(x: Any) -> bool:
@@ -101,10 +103,6 @@ def carries_derivative(t: Any) -> bool:
             h = h.primal
         be = be.parent
     return False
-
-
-def _seq_key(n: "Node") -> int:
-    return n.seq
 
 
 class TraceBackend(Backend):
@@ -376,6 +374,27 @@ class TraceBackend(Backend):
         return r
 
     def binary(self, op, x, y, out=None):
+        if out is None:
+            # the common case without _apply's generality: operands that are this level's roots
+            # (not views, which may need re-deriving) or values of lower levels
+            tx = type(x) is Tracer and x.trace is self
+            ty = type(y) is Tracer and y.trace is self
+            if (not tx or x.base is None) and (not ty or y.base is None):
+                px, pa = (x.primal, x.payload) if tx else (x, None)
+                py, pb = (y.primal, y.payload) if ty else (y, None)
+                res = self.parent.binary(op, px, py)
+                if (pa is None and pb is None) or state.no_grad:
+                    return Tracer(self, res)
+                prim = PRIMS[op]
+                if prim.nondiff:
+                    return Tracer(self, res)
+                if self.keeps_inputs:
+                    for h, t in ((x, tx), (y, ty)):
+                        if t:
+                            h.captured = True
+                        elif h is not None and type(h) not in _SCALARS:
+                            self._held.append(h)
+                return self._record(prim, (px, py), (pa, pb), res, _NO_PARAMS)
         r = self._apply(op, lambda a, b: self.parent.binary(op, a, b), (x, y))
         if out is not None:
             self._write(op, out, r)
@@ -536,7 +555,9 @@ class ReverseBackend(TraceBackend):
         ``{node: [cotangent per output]}`` for the leaf nodes."""
         B = self.parent
         acc: dict[Node, list] = {}
-        stack = []
+        # nodes waiting for their cotangent, latest first: a node is created after its parents, so
+        # when it is popped every consumer has already given its contribution
+        heap: list = []
         for pay, g in zip(outs, cts):
             if pay is None or g is None:
                 continue
@@ -544,28 +565,12 @@ class ReverseBackend(TraceBackend):
             slot = acc.get(node)
             if slot is None:
                 slot = acc[node] = [None] * (len(node.avals) if node.avals else 1)
-                stack.append(node)
+                heapq.heappush(heap, (-node.seq, node))
             slot[i] = g if slot[i] is None else B.binary("add", slot[i], g)
-        # the nodes reachable from the roots, in reverse creation order (a topological order:
-        # a node is created after its parents)
-        seen = set(stack)
-        order = []
-        while stack:
-            n = stack.pop()
-            order.append(n)
-            for p in n.parents:
-                if p is not None:
-                    pn = p[0]
-                    if pn not in seen:
-                        seen.add(pn)
-                        stack.append(pn)
-        if len(order) > 1:
-            order.sort(key=_seq_key, reverse=True)
         leaves = {}
-        for n in order:
-            slot = acc.pop(n, None)
-            if slot is None:
-                continue
+        while heap:
+            n = heapq.heappop(heap)[1]
+            slot = acc.pop(n)
             if n.vjp is None:
                 leaves[n] = slot
                 continue
@@ -574,14 +579,14 @@ class ReverseBackend(TraceBackend):
                           for s, a in zip(slot, n.avals))
             else:
                 g = slot[0]
-            cts_in = n.vjp(g)
-            for p, c in zip(n.parents, cts_in):
+            for p, c in zip(n.parents, n.vjp(g)):
                 if p is None or c is None:
                     continue
                 pn, pi = p
                 ps = acc.get(pn)
                 if ps is None:
                     ps = acc[pn] = [None] * (len(pn.avals) if pn.avals else 1)
+                    heapq.heappush(heap, (-pn.seq, pn))
                 ps[pi] = c if ps[pi] is None else B.binary("add", ps[pi], c)
         return leaves
 
