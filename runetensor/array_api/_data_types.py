@@ -5,6 +5,7 @@ import builtins
 from typing import Any, NamedTuple
 
 from .. import _dtypes as D
+from .. import _views as V
 from .._dtypes import DType
 from .._tensor import Tensor, wrap
 from ._common import STD_DTYPES, arr, check_device, dtype_arg
@@ -39,7 +40,7 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
         if not copy:
             return x
         return wrap(x._backend.copy(x._data), d, x._backend)
-    return wrap(x._backend.cast(x._data, d), d, x._backend)
+    return V.astype(x, d)
 
 
 def _as_dtype(v: Any, fname: str) -> DType:

@@ -50,9 +50,7 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
     x = arr(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: expected an array of rank >= 2, got shape {x.shape}")
-    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    from .._tensor import wrap
-    return wrap(x._backend.permute(x._data, perm), x._dtype, x._backend)
+    return _rt().matrix_transpose(x)
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
