@@ -1322,3 +1322,6 @@ def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) 
         raise ValueError(f"{fname}: cannot write a {mode} image as {fmt}: {type(e).__name__}: {e}") from None
     data = out.getbuffer()
     _atomic_write(p, fname, lambda f: f.write(data))
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

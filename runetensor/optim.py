@@ -773,3 +773,6 @@ def exponential_decay(init_value: float, transition_steps: int, decay_rate: floa
         return out
 
     return schedule
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

@@ -1053,3 +1053,6 @@ def choice(key: Tensor, a: Any, shape: Sequence[int] = (), replace: bool = True,
         return rt.cast(idx, D.int32)
     picked = rt.take(a, rt.reshape(idx, [m]), axis=ax)
     return rt.reshape(picked, list(a.shape[:ax]) + list(shp) + list(a.shape[ax + 1:]))
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

@@ -65,3 +65,6 @@ __all__ = (["__array_api_version__", "__array_namespace_info__", "e", "inf", "na
            + _creation.__all__ + _data_types.__all__ + _elementwise.__all__ + _indexing.__all__
            + _linear.__all__ + _manipulation.__all__ + _searching.__all__ + _set.__all__
            + _sorting.__all__ + _statistical.__all__ + _utility.__all__)
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

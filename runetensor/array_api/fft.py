@@ -246,3 +246,6 @@ def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tenso
     [0, 0.2, 0.4, -0.4, -0.2]
     """
     return _rt().ifftshift(arr(x, "ifftshift"), axes=axes)
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

@@ -382,3 +382,6 @@ def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keep
         kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
         r = wrap(be.reshape(be.contiguous(r._data), kept), r._dtype, be)
     return r
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations

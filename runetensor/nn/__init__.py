@@ -28,3 +28,6 @@ for _name in _SUBMODULES:
         globals()[_n] = getattr(_mod, _n)
     __all__ += list(_mod.__all__)
 del _name
+
+# the __future__ import binds the name ``annotations``: not part of this namespace
+del annotations
