@@ -412,6 +412,15 @@ class TraceBackend(Backend):
 
     # ------------------------------------------------------------------ reductions, scans, sorting
     def reduce(self, op, x, axes, keepdims):
+        if type(x) is Tracer and x.trace is self and x.base is None and x.payload is not None \
+                and not state.no_grad:  # the common case, without _apply's generality
+            res = self.parent.reduce(op, x.primal, axes, keepdims)
+            prim = PRIMS[f"reduce.{op}"]
+            if prim.nondiff:
+                return Tracer(self, res)
+            if self.keeps_inputs:
+                x.captured = True
+            return self._record(prim, (x.primal,), (x.payload,), res, {"axes": tuple(axes), "keepdims": keepdims})
         return self._apply(f"reduce.{op}", lambda a: self.parent.reduce(op, a, axes, keepdims), (x,),
                            {"axes": tuple(axes), "keepdims": keepdims})
 
