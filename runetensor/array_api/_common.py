@@ -12,7 +12,7 @@ from .. import _dtypes as D
 from .._dtypes import DType
 from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
-from .._validate import broadcast_shapes, normalize_axes
+from .._validate import normalize_axes
 
 __all__: list[str] = []
 
@@ -60,22 +60,11 @@ def cast(t: Tensor, d: DType) -> Tensor:
     return wrap(t._backend.cast(t._data, d), d, t._backend)
 
 
-
-
-
-
 def axes_arg(axis: Any, ndim: int, fname: str) -> tuple[int, ...]:
     """``axis=None`` (all axes), an int or a tuple of ints, normalised."""
     if axis is None:
         return tuple(range(ndim))
     return normalize_axes(axis, ndim, fname, "axis")
-
-
-def index_range(be: Any, n: int) -> Any:
-    """int64 handle ``0, 1, ..., n-1``."""
-    return be.arange(0, n, 1, D.int64)
-
-
 
 
 def norm_key(shape: Sequence[int], key: Sequence[Any]) -> tuple:
@@ -94,36 +83,12 @@ def view(t: Tensor, key: Sequence[Any]) -> Tensor:
     return wrap(t._backend.view_index(t._data, norm_key(t._data.shape, key)), t._dtype, t._backend)
 
 
-
-
-def flat(t: Tensor) -> Tensor:
-    """``t`` as a 1-d tensor (a view when possible)."""
-    be = t._backend
-    shape = (t._data.size,)
-    h = be.reshape(t._data, shape)
-    if h is None:
-        h = be.reshape(be.copy(t._data), shape)
-    return wrap(h, t._dtype, be)
-
-
 def promote(ts: Sequence[Any], fname: str) -> DType:
     """The result dtype of tensors and (weak) Python scalars."""
     try:
         return D.result_type(*ts)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{fname}: {e}") from None
-
-
-def broadcast(shapes: Sequence[tuple[int, ...]], fname: str) -> tuple[int, ...]:
-    return broadcast_shapes(*shapes, fname=fname)
-
-
-def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    if t._data.shape == shape:
-        return t
-    return wrap(t._backend.expand(t._data, shape), t._dtype, t._backend)
-
-
 
 
 def sum_dtype(d: DType) -> DType:

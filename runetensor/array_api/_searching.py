@@ -79,7 +79,6 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     return IX._nonzero(x, D.int64)
 
 
-
 def searchsorted(x1: Tensor, x2: Tensor | bool | int | float, /, *, side: str = "left",
                  sorter: Tensor | None = None) -> Tensor:
     """Indices where ``x2``'s elements would be inserted into the sorted 1-d ``x1`` to keep it sorted.
