@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import _dtypes as D
+from .._fft import _length
 from .._tensor import Tensor
 from .._validate import as_int, normalize_axes
 from ._common import arr, cast, check_device, dtype_arg
@@ -31,13 +32,6 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 def _rt() -> Any:
     import runetensor as rt
     return rt
-
-
-def _length(n: Any, fname: str, what: str = "n") -> int:
-    v = as_int(n, fname, what)
-    if v < 1:
-        raise ValueError(f"{fname}: {what} must be >= 1, got {v}")
-    return v
 
 
 def _one(x: Any, name: str, n: Any, axis: int, norm: str) -> Tensor:
