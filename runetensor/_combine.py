@@ -433,11 +433,11 @@ def tile(t: Tensor, reps: int | Sequence[int]) -> Tensor:
      [1, 2, 1, 2, 1, 2]]
     """
     t = _t(t, "tile")
-    if isinstance(reps, (list, tuple)) and any(isinstance(a, int) and a < 0 for a in reps):
-        raise ValueError(f"tile: repetitions must be non-negative, got {tuple(reps)}")
     try:
         r = as_shape(reps, "tile")
     except ValueError as e:
+        if "negative" in str(e):
+            raise ValueError(f"tile: repetitions must be non-negative, got {tuple(reps)}") from None
         raise ValueError(str(e).replace("shape", "reps", 1)) from None
     shape = t._data.shape
     nd = max(len(r), len(shape))
