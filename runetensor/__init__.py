@@ -52,6 +52,8 @@ from ._autodiff import (check_grads as check_grads, checkpoint as checkpoint, co
 from ._linalg import cond as linalg_cond  # noqa: E402  (rt.cond with a matrix still gives it)
 
 __all__ += [n for n in _autodiff.__all__ if n not in __all__] + ["linalg_cond"]
+from ._jit import jit as jit, jit_stats as jit_stats  # noqa: E402
+__all__ += ["jit", "jit_stats"]
 from . import random as random  # noqa: E402  (runetensor.random: functional random keys)
 from . import optim as optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)
 

@@ -22,7 +22,7 @@ import operator
 from typing import Any, Iterator, Sequence
 
 from . import _dtypes as D
-from ._backend.contract import BatchedValueError
+from ._backend.contract import BatchedValueError, TracedValueError
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import as_int, broadcast_shapes, normalize_axis, shape_str
 from ._views import check_value_shape, value_handle, write
@@ -184,7 +184,12 @@ def _index_range(be: Any, h: Any) -> tuple[int, int]:
 def _norm_index_handle(be: Any, h: Any, d: Any, n: int, fname: str, what: str = "index") -> Any:
     """An integer index handle checked against ``[-n, n)`` and converted to non-negative int64."""
     if h.size:
-        lo, hi = _index_range(be, h)
+        try:
+            lo, hi = _index_range(be, h)
+        except TracedValueError as e:  # under rt.jit: checked when the program runs
+            e.backend.guard_range(e.handle, -n, n, f"{fname}: {what} {{}} is out of bounds for an axis of size "
+                                  f"{n} (expected {-n} <= {what} < {n})")
+            lo, hi = -1, 0
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
             raise IndexError(f"{fname}: {what} {bad} is out of bounds for an axis of size {n} "

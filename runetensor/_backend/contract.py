@@ -190,6 +190,19 @@ class BatchedValueError(ValueError):
     ``to_list``, ``to_host``... of a batched handle."""
 
 
+class TracedValueError(TypeError, BatchedValueError):
+    """Raised by the tracer backend of ``rt.jit`` asked for a value while tracing (``to_list``,
+    ``value_range``...): a ``TypeError``; also a :class:`BatchedValueError`, so that ``rt.cond``,
+    ``rt.switch`` and 0-d index tensors take the same data-parallel path as under ``rt.vmap``.
+    ``backend`` and ``handle`` name the traced value (index validation defers its check to run
+    time through them)."""
+
+    def __init__(self, msg: str, backend: Any = None, handle: Any = None):
+        super().__init__(msg)
+        self.backend = backend
+        self.handle = handle
+
+
 class NumericalFailure(ArithmeticError):
     """Raised by ``Backend.linalg`` when the input is numerically unusable
     (singular, not positive definite, no convergence); the frontend turns it

@@ -1,0 +1,302 @@
+"""``rt.jit``: trace a function once per signature into a program of primitives, then replay it.
+
+* :mod:`._backend`: the tracer backend (``JitBackend``) whose handles are program slots;
+* :mod:`._program`: the recorded program, dead-code elimination and replay;
+* :mod:`._fuse`: the compiled fast path (fused elementwise loops in C, cached on disk).
+
+See ``docs/jit.md`` for the semantics.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Any, Callable, Sequence
+
+from .._autodiff._pytree import tree_flatten, tree_unflatten
+from .._autodiff._trace import state
+from .._tensor import Tensor, wrap
+from ._backend import JitBackend
+from ._program import Program
+
+__all__ = ["jit", "jit_stats"]
+
+log = logging.getLogger("runetensor.jit")
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _leaf_desc(x: Any, be: Any) -> Any:
+    """What of a leaf the program depends on: a tensor's backend, shape, dtype and layout; any
+    other leaf's value."""
+    if isinstance(x, Tensor):
+        h = x._data
+        b = x._backend
+        if b.is_c_contiguous(h):
+            lay: Any = None
+        else:
+            lay = (b.strides(h), b.offset(h), b.buffer_size(h)) if "strides" in b.capabilities else "strided"
+        return ("T", b.name, h.shape, x._dtype, lay)
+    return ("V", type(x), x)
+
+
+def _describe(d: Any) -> str:
+    if d[0] == "T":
+        lay = "" if d[4] is None else ", non-contiguous"
+        return f"tensor of shape {d[2]}, dtype {d[3]}{lay}"
+    return f"{d[1].__name__} value {d[2]!r}"
+
+
+def _diff(old: tuple, new: tuple) -> str:
+    """Words for the first argument whose signature changed between two calls."""
+    od, nd = dict(old), dict(new)
+    for name in nd:
+        if name not in od:
+            return f"argument {name!r} was added"
+    for name in od:
+        if name not in nd:
+            return f"argument {name!r} was removed"
+    for name, o in old:
+        n = nd[name]
+        if o == n:
+            continue
+        if o[0] == "static" or n[0] == "static":
+            return f"static argument {name!r} changed: {o[1]!r} -> {n[1]!r}"
+        if o[1] != n[1]:
+            return f"argument {name!r} changed structure: {o[1]!r} -> {n[1]!r}"
+        for i, (a, b) in enumerate(zip(o[2], n[2])):
+            if a != b:
+                leaf = "" if len(o[2]) == 1 else f" (leaf {i})"
+                if a[0] == "T" and b[0] == "T":
+                    what = []
+                    if a[2] != b[2]:
+                        what.append(f"shape {a[2]} -> {b[2]}")
+                    if a[3] is not b[3]:
+                        what.append(f"dtype {a[3]} -> {b[3]}")
+                    if a[4] != b[4]:
+                        what.append("memory layout")
+                    if a[1] != b[1]:
+                        what.append(f"backend {a[1]} -> {b[1]}")
+                    return f"argument {name!r}{leaf} changed {', '.join(what)}"
+                return f"argument {name!r}{leaf} changed: {_describe(a)} -> {_describe(b)}"
+    return "the signature changed"
+
+
+class _Jitted:
+    """The state of one jitted function: its programs by signature and its counters."""
+
+    def __init__(self, f: Callable, static_argnums: tuple, static_argnames: tuple, donate_argnums: tuple):
+        self.f = f
+        self.static_argnums = static_argnums
+        self.static_argnames = frozenset(static_argnames)
+        self.donate_argnums = donate_argnums
+        self.cache: dict[Any, Program] = {}
+        self.last: tuple | None = None
+        self.stats = {"traces": 0, "cache_hits": 0, "compiles": 0, "inline_calls": 0}
+        try:
+            params = list(inspect.signature(f).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self.pos_names = [p.name for p in params
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.name = getattr(f, "__qualname__", getattr(f, "__name__", repr(f)))
+
+    def _argname(self, i: int) -> str:
+        return self.pos_names[i] if i < len(self.pos_names) else f"args[{i}]"
+
+    def _is_static(self, i: int) -> bool:
+        return i in self.static_argnums or (i < len(self.pos_names) and self.pos_names[i] in self.static_argnames)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        nargs = len(args)
+        static_pos = [i for i in range(nargs) if self._is_static(i)]
+        static_kw = sorted(k for k in kwargs if k in self.static_argnames)
+        dyn_args = [a for i, a in enumerate(args) if i not in static_pos]
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, tree = tree_flatten((dyn_args, dyn_kw))
+        # where to run: a transformation (or a jit) running now, or a traced argument: inline
+        top = state.stack[-1] if state.stack else None
+        ts = []
+        for x in leaves:
+            if isinstance(x, Tensor):
+                ts.append(x)
+                b = x._backend
+                if top is None or b.level > top.level:
+                    top = b
+        if top is None:
+            from .._backend import get_backend
+            top = get_backend()
+        if top.level > 0:
+            self.stats["inline_calls"] += 1
+            return self.f(*args, **kwargs)
+        statics = []
+        for i in static_pos:
+            v = args[i]
+            if not _hashable(v):
+                raise TypeError(f"jit({self.name}): static argument {self._argname(i)!r} must be hashable, got "
+                                f"{type(v).__name__}")
+            statics.append((i, v))
+        for k in static_kw:
+            if not _hashable(kwargs[k]):
+                raise TypeError(f"jit({self.name}): static argument {k!r} must be hashable, got "
+                                f"{type(kwargs[k]).__name__}")
+            statics.append((k, kwargs[k]))
+        descs = []
+        for x in leaves:
+            d = _leaf_desc(x, top)
+            if d[0] == "V" and not _hashable(x):
+                raise TypeError(f"jit({self.name}): argument leaf of type {type(x).__name__} is neither a tensor "
+                                f"nor hashable; convert it to a tensor or pass it through static_argnums")
+            descs.append(d)
+        key = (id(top), tree, tuple(descs), tuple(statics))
+        prog = self.cache.get(key)
+        if prog is not None:
+            self.stats["cache_hits"] += 1
+            return prog.run([t._data for t in ts])
+        return self._trace(key, top, args, kwargs, static_pos, static_kw, leaves, tree, ts)
+
+    def _signature_parts(self, args: tuple, kwargs: dict, static_pos: list, static_kw: list) -> tuple:
+        parts = []
+        for i, a in enumerate(args):
+            if i in static_pos:
+                parts.append((self._argname(i), ("static", a)))
+            else:
+                lv, tr = tree_flatten(a)
+                parts.append((self._argname(i), ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
+        for k in sorted(kwargs):
+            if k in static_kw:
+                parts.append((k, ("static", kwargs[k])))
+            else:
+                lv, tr = tree_flatten(kwargs[k])
+                parts.append((k, ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
+        return tuple(parts)
+
+    def _trace(self, key: Any, P: Any, args: tuple, kwargs: dict, static_pos: list, static_kw: list,
+               leaves: list, tree: Any, ts: list) -> Any:
+        parts = self._signature_parts(args, kwargs, static_pos, static_kw)
+        if self.last is not None:
+            log.info("jit(%s): retracing (trace %d): %s", self.name, self.stats["traces"] + 1,
+                     _diff(self.last, parts))
+        else:
+            log.debug("jit(%s): tracing", self.name)
+        self.last = parts
+        self.stats["traces"] += 1
+        B = JitBackend(P)
+        ins = [wrap(B.input(t._data), t._dtype, B) if isinstance(t, Tensor) else t for t in leaves]
+        traced = iter(ins)
+        dyn_args, dyn_kw = tree_unflatten(tree, list(traced))
+        full_args = []
+        it = iter(dyn_args)
+        for i in range(len(args)):
+            full_args.append(args[i] if i in static_pos else next(it))
+        kw = dict(dyn_kw)
+        for k in static_kw:
+            kw[k] = kwargs[k]
+        state.stack.append(B)
+        try:
+            out = self.f(*full_args, **kw)
+        finally:
+            state.stack.pop()
+        out_leaves, out_tree = tree_flatten(out)
+        outs = []
+        first = []
+        for o in out_leaves:
+            if isinstance(o, Tensor) and o._backend is B:
+                v = o._data
+                outs.append(("s", v.slot, o._dtype))
+                first.append(wrap(v.val, o._dtype, P))
+            elif isinstance(o, Tensor) and o._backend.level > P.level:
+                raise ValueError(f"jit({self.name}): an output belongs to a transformation running inside the "
+                                 f"function ({o._backend.name}); it leaked out of it")
+            else:
+                outs.append(("c", o, None))
+                first.append(o)
+        prog = Program(P, B, len(ts), outs, out_tree)
+        if prog.compile():
+            self.stats["compiles"] += 1
+        self.cache[key] = prog
+        return tree_unflatten(out_tree, first)
+
+
+def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = ()) -> Any:
+    """Trace ``f`` once per signature into a program of primitives and replay it on later calls.
+
+    The first call with a new signature (the arguments' pytree structure, each tensor's shape,
+    dtype and memory layout, the values of static arguments and of non-tensor leaves) runs
+    ``f`` once on traced tensors, recording every primitive; later calls with that signature run
+    the recorded program without entering ``f`` (elementwise chains run as compiled C loops
+    where a C compiler is available).  Usable as ``@rt.jit`` or ``@rt.jit(static_argnums=...)``.
+
+    Args:
+        f: the function (pytrees of tensors in and out).
+        static_argnums: positional arguments taken as Python values (hashable): part of the
+            signature, so a new value retraces.
+        static_argnames: the same, by parameter name.
+        donate_argnums: accepted for compatibility; the buffers are not reused yet.
+
+    Returns:
+        The jitted function (``rt.jit_stats`` reads its counters).
+
+    Raises:
+        TypeError: (inside ``f``, while tracing) reading a tensor's value (``float(t)``,
+            ``bool(t)``, ``if t > 0:``, printing); an unhashable static argument.
+
+    Inside ``grad``/``vmap``/another ``jit`` (or on their tensors) ``f`` runs inline, so that the
+    enclosing transformation sees its primitives.
+
+    >>> import runetensor as rt
+    >>> @rt.jit
+    ... def f(a, b):
+    ...     return a * b + 1
+    >>> x = rt.asarray([1., 2.])
+    >>> print(f(x, x), f(x, x))
+    [2, 5] [2, 5]
+    >>> rt.jit_stats(f)["traces"], rt.jit_stats(f)["cache_hits"]
+    (1, 1)
+    """
+    sn = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    sa = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    dn = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    for n in sn + dn:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise TypeError(f"jit: static_argnums and donate_argnums must be non-negative ints, got {n!r}")
+    for n in sa:
+        if not isinstance(n, str):
+            raise TypeError(f"jit: static_argnames must be strings, got {n!r}")
+    if f is None:
+        return lambda g: jit(g, sn, sa, dn)
+    if not callable(f):
+        raise TypeError(f"jit: expected a function, got {type(f).__name__}")
+    state_ = _Jitted(f, sn, sa, dn)
+
+    @functools.wraps(f)
+    def jitted(*args: Any, **kwargs: Any) -> Any:
+        return state_(*args, **kwargs)
+
+    jitted._jit = state_  # type: ignore[attr-defined]
+    return jitted
+
+
+def jit_stats(f: Callable) -> dict:
+    """The counters of a jitted function: ``traces`` (signatures traced), ``cache_hits`` (calls
+    that replayed a program), ``compiles`` (programs with at least one compiled kernel),
+    ``inline_calls`` (calls run inline under another transformation) and ``cache_size``.
+
+    Raises:
+        TypeError: if ``f`` was not made by ``rt.jit``.
+
+    >>> import runetensor as rt
+    >>> rt.jit_stats(rt.jit(rt.sin))["traces"]
+    0
+    """
+    st = getattr(f, "_jit", None)
+    if not isinstance(st, _Jitted):
+        raise TypeError(f"jit_stats: expected a function made by rt.jit, got {type(f).__name__}")
+    return dict(st.stats, cache_size=len(st.cache))

@@ -1,0 +1,408 @@
+"""The tracer backend of ``rt.jit``: every primitive call becomes a step of a :class:`Program`.
+
+A :class:`Var` is a handle of a :class:`JitBackend`: a slot of the program being recorded, with
+the shape, dtype and memory layout of the value it will hold.  While tracing, each primitive
+also runs on the parent backend (the *witness* value of the first call): that gives the first
+call's results and answers the layout questions (``strides``, ``is_c_contiguous``, whether a
+``reshape`` is a view) exactly, since a program replayed on inputs of the same signature lays
+its buffers out the same way.  The witness is never shown to Python: every value read
+(``to_list``, ``to_host``, ``value_range``...) raises :class:`TracedValueError`, a ``TypeError``.
+
+Steps are ``(fn, ins, outs)``: ``fn`` is the parent backend's primitive with its parameters
+bound, ``ins`` the slots (or constants) of its operands, ``outs`` the slots of its results.
+Writes (``assign``, ``scatter``, ``out=``) are steps too, kept in order: a replay creates fresh
+buffers for everything the function creates, so writing into them again is what eager code does.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .._backend.contract import Backend, TracedValueError
+
+_SCALARS = (int, float, complex, bool, str, type(None))
+
+#: steps that write (kept by dead-code elimination, never fused)
+WRITES = frozenset({"assign", "scatter", "guard", "out"})
+
+
+class Var:
+    """A handle of a :class:`JitBackend`: program slot ``slot``; ``val`` is the witness."""
+
+    __slots__ = ("trace", "slot", "val", "shape", "ndim", "size")
+
+    def __init__(self, trace: "JitBackend", slot: int, val: Any):
+        self.trace = trace
+        self.slot = slot
+        self.val = val
+        self.shape = val.shape
+        self.ndim = val.ndim
+        self.size = val.size
+
+    def __repr__(self) -> str:
+        return f"Var(%{self.slot}, shape={self.shape})"
+
+
+class Step:
+    """One primitive call of a program."""
+
+    __slots__ = ("name", "fn", "ins", "outs", "params")
+
+    def __init__(self, name: str, fn: Callable, ins: tuple, outs: Any, params: dict):
+        self.name = name
+        self.fn = fn
+        self.ins = ins      # per operand: ("s", slot) | ("c", constant)
+        self.outs = outs    # None | slot | tuple of (slot | None | ("v", python value))
+        self.params = params
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"%{v}" if k == "s" else "const" for k, v in self.ins)
+        return f"{self.outs} = {self.name}({ins})"
+
+
+def _read_error(what: str, B: "JitBackend", h: Any = None) -> TracedValueError:
+    return TracedValueError(
+        f"{what}: inside rt.jit a tensor has no value while the function is traced (it stands for every "
+        f"call with the same shapes and dtypes); Python control flow or a Python scalar read of a tensor "
+        f"(float(t), int(t), bool(t), if t > 0:, printing, .tolist()) cannot be traced: select with rt.where, "
+        f"branch with rt.cond / rt.switch, or pass the value as a static argument (static_argnums / "
+        f"static_argnames)", B, h)
+
+
+class JitBackend(Backend):
+    """The tracer backend of one ``rt.jit`` trace over ``parent`` (level = parent's + 1)."""
+
+    mode = "jit"
+
+    def __init__(self, parent: Backend):
+        self.parent = parent
+        self.level = parent.level + 1
+        self.name = f"jit{self.level}"
+        self.steps: list[Step] = []
+        self.nslots = 0
+
+    # ------------------------------------------------------------------ recording
+    def _own(self, h: Any) -> bool:
+        return type(h) is Var and h.trace is self
+
+    def _new(self, val: Any) -> Var:
+        v = Var(self, self.nslots, val)
+        self.nslots += 1
+        return v
+
+    def input(self, val: Any) -> Var:
+        return self._new(val)
+
+    def _spec(self, h: Any) -> tuple:
+        if type(h) is Var and h.trace is self:
+            return ("s", h.slot)
+        return ("c", h)
+
+    def _val(self, h: Any) -> Any:
+        return h.val if type(h) is Var and h.trace is self else h
+
+    def _rec(self, name: str, fn: Callable, ins: tuple, params: dict | None = None) -> Any:
+        """Run ``fn`` on the witnesses of ``ins``, record the step, return the result's Vars."""
+        res = fn(*[self._val(h) for h in ins])
+        specs = tuple(self._spec(h) for h in ins)
+        if res is None:
+            outs: Any = None
+            out = None
+        elif isinstance(res, tuple):
+            vs = []
+            slots: list[Any] = []
+            for r in res:
+                if hasattr(r, "shape") and not isinstance(r, _SCALARS):
+                    v = self._new(r)
+                    vs.append(v)
+                    slots.append(v.slot)
+                else:
+                    vs.append(r)
+                    slots.append(("v", r))
+            outs = tuple(slots)
+            out = tuple(vs)
+        else:
+            v = self._new(res)
+            outs = v.slot
+            out = v
+        self.steps.append(Step(name, fn, specs, outs, params or {}))
+        return out
+
+    def _key_ins(self, key: tuple) -> tuple[tuple, list]:
+        """(the key with each handle replaced by its operand position, the handles)."""
+        hs: list[Any] = []
+        k2 = []
+        for k in key:
+            if hasattr(k, "shape") and not isinstance(k, _SCALARS):
+                k2.append(_KeyRef(len(hs)))
+                hs.append(k)
+            else:
+                k2.append(k)
+        return tuple(k2), hs
+
+    def guard_range(self, h: Any, lo: int, hi: int, msg: str) -> None:
+        """Record a run-time check that every value of ``h`` is in ``[lo, hi)`` (``IndexError(msg
+        with the offending value)`` otherwise), and check the witness now."""
+        P = self.parent
+
+        def guard(x: Any) -> None:
+            r = P.value_range(x)
+            if r is not None and (r[0] < lo or r[1] >= hi):
+                bad = r[0] if r[0] < lo else r[1]
+                raise IndexError(msg.format(int(bad)))
+
+        self._rec("guard", guard, (h,), {"lo": lo, "hi": hi})
+
+    # ------------------------------------------------------------------ introspection
+    def dtype(self, h):
+        return self.parent.dtype(self._val(h))
+
+    def strides(self, h):
+        return self.parent.strides(self._val(h))
+
+    def offset(self, h):
+        return self.parent.offset(self._val(h))
+
+    def buffer_size(self, h):
+        return self.parent.buffer_size(self._val(h))
+
+    def is_c_contiguous(self, h):
+        return self.parent.is_c_contiguous(self._val(h))
+
+    def shares_memory(self, a, b):
+        return self.parent.shares_memory(self._val(a), self._val(b))
+
+    @property
+    def capabilities(self) -> frozenset:  # type: ignore[override]
+        return self.parent.capabilities
+
+    def require(self, capability: str, fname: str) -> None:
+        self.parent.require(capability, fname)
+
+    # ------------------------------------------------------------------ value reads: raise
+    def _read(self, x: Any, what: str) -> Any:
+        if self._own(x):
+            raise _read_error(what, self, x)
+        return None
+
+    def value_range(self, x):
+        if self._own(x):
+            raise _read_error("reading a traced tensor's range (value_range)", self, x)
+        return self.parent.value_range(x)
+
+    def to_host(self, x):
+        self._read(x, "reading a traced tensor's values")
+        return self.parent.to_host(x)
+
+    def to_list(self, x):
+        self._read(x, "reading a traced tensor as a Python value")
+        return self.parent.to_list(x)
+
+    def to_bytes(self, x):
+        self._read(x, "reading a traced tensor's bytes")
+        return self.parent.to_bytes(x)
+
+    def dlpack(self, x, stream, max_version, dl_device, copy):
+        self._read(x, "exporting a traced tensor (DLPack)")
+        return self.parent.dlpack(x, stream, max_version, dl_device, copy)
+
+    def dlpack_device(self, x):
+        return self.parent.dlpack_device(self._val(x))
+
+    # ------------------------------------------------------------------ creation (re-run each call)
+    def empty(self, shape, dtype):
+        return self._rec("empty", lambda: self.parent.empty(shape, dtype), ())
+
+    def full(self, shape, value, dtype):
+        if hasattr(value, "shape") and not isinstance(value, _SCALARS):
+            return self._rec("full", lambda v: self.parent.full(shape, v, dtype), (value,))
+        return self._rec("full", lambda: self.parent.full(shape, value, dtype), ())
+
+    def arange(self, start, stop, step, dtype):
+        return self._rec("arange", lambda: self.parent.arange(start, stop, step, dtype), ())
+
+    def asarray(self, obj, dtype, copy):
+        P = self.parent
+        if self._own(obj):
+            out: list = []
+
+            def conv(o: Any) -> Any:
+                h, d = P.asarray(o, dtype, copy)
+                out.append(d)
+                return h
+            v = self._rec("asarray", conv, (obj,))
+            return v, out[0]
+        d0: list = []
+
+        def make() -> Any:
+            h, d = P.asarray(obj, dtype, copy)
+            d0.append(d)
+            return h
+        v = self._rec("asarray", make, ())
+        return v, d0[0]
+
+    def random_bits(self, seed, n):
+        return self._rec("random_bits", lambda: self.parent.random_bits(seed, n), ())
+
+    def random_uniform(self, seed, n, dtype):
+        return self._rec("random_uniform", lambda: self.parent.random_uniform(seed, n, dtype), ())
+
+    def from_buffer(self, buf, dtype, shape, offset):
+        return self._rec("from_buffer", lambda: self.parent.from_buffer(buf, dtype, shape, offset), ())
+
+    def from_dlpack(self, obj, copy):
+        d0: list = []
+
+        def make() -> Any:
+            h, d = self.parent.from_dlpack(obj, copy)
+            d0.append(d)
+            return h
+        v = self._rec("from_dlpack", make, ())
+        return v, d0[0]
+
+    # ------------------------------------------------------------------ movement (views)
+    def reshape(self, h, shape):
+        P = self.parent
+        if P.reshape(self._val(h), shape) is None:
+            return None
+        shape = tuple(shape)
+
+        def rs(x: Any) -> Any:
+            r = P.reshape(x, shape)
+            return r if r is not None else P.reshape(P.copy(x), shape)  # layout differs from the trace's
+        return self._rec("reshape", rs, (h,), {"shape": shape})
+
+    def expand(self, h, shape):
+        return self._rec("expand", lambda x: self.parent.expand(x, shape), (h,), {"shape": tuple(shape)})
+
+    def permute(self, h, axes):
+        return self._rec("permute", lambda x: self.parent.permute(x, axes), (h,), {"axes": tuple(axes)})
+
+    def view_index(self, h, key):
+        return self._rec("view_index", lambda x: self.parent.view_index(x, key), (h,), {"key": tuple(key)})
+
+    def flip(self, h, axes):
+        return self._rec("flip", lambda x: self.parent.flip(x, axes), (h,), {"axes": tuple(axes)})
+
+    def as_strided(self, h, shape, strides, offset):
+        return self._rec("as_strided", lambda x: self.parent.as_strided(x, shape, strides, offset), (h,),
+                         {"shape": tuple(shape), "strides": tuple(strides), "offset": offset})
+
+    # ------------------------------------------------------------------ elementwise
+    def unary(self, op, x, out=None):
+        P = self.parent
+        if out is not None:
+            self._rec("out", lambda a, o: P.unary(op, a, out=o), (x, out), {"op": op})
+            return out
+        return self._rec(op, lambda a: P.unary(op, a), (x,), {"kind": "unary"})
+
+    def binary(self, op, x, y, out=None):
+        P = self.parent
+        if out is not None:
+            self._rec("out", lambda a, b, o: P.binary(op, a, b, out=o), (x, y, out), {"op": op})
+            return out
+        return self._rec(op, lambda a, b: P.binary(op, a, b), (x, y), {"kind": "binary"})
+
+    def where(self, cond, x, y):
+        return self._rec("where", self.parent.where, (cond, x, y))
+
+    def clip(self, x, lo, hi):
+        return self._rec("clip", self.parent.clip, (x, lo, hi))
+
+    def cast(self, x, dtype):
+        return self._rec("cast", lambda a: self.parent.cast(a, dtype), (x,), {"dtype": dtype})
+
+    # ------------------------------------------------------------------ reductions, scans, sorting
+    def reduce(self, op, x, axes, keepdims):
+        return self._rec(f"reduce.{op}", lambda a: self.parent.reduce(op, a, axes, keepdims), (x,),
+                         {"axes": tuple(axes), "keepdims": keepdims})
+
+    def arg_reduce(self, op, x, axis, keepdims):
+        return self._rec(f"arg_reduce.{op}", lambda a: self.parent.arg_reduce(op, a, axis, keepdims), (x,))
+
+    def scan(self, op, x, axis):
+        return self._rec(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,))
+
+    def sort(self, x, axis, descending):
+        return self._rec("sort", lambda a: self.parent.sort(a, axis, descending), (x,))
+
+    def argsort(self, x, axis, descending):
+        return self._rec("argsort", lambda a: self.parent.argsort(a, axis, descending), (x,))
+
+    def searchsorted(self, sorted_, values, side):
+        return self._rec("searchsorted", lambda a, v: self.parent.searchsorted(a, v, side), (sorted_, values))
+
+    def nonzero(self, x):
+        if self._own(x):
+            raise TracedValueError("nonzero: inside rt.jit the number of non-zero elements (the result's shape) "
+                                   "depends on the values; use rt.where with a fixed shape, or run it outside jit",
+                                   self, x)
+        return self.parent.nonzero(x)
+
+    # ------------------------------------------------------------------ gather / scatter / memory
+    def gather(self, x, key):
+        P = self.parent
+        k2, hs = self._key_ins(key)
+        for h in hs:
+            if self._own(h) and P.dtype(h.val).kind == "b":
+                raise TracedValueError("indexing with a boolean mask inside rt.jit: the result's shape depends on "
+                                       "the mask's values; use rt.where(mask, x, 0) instead", self, h)
+
+        def g(a: Any, *ks: Any) -> Any:
+            return P.gather(a, _fill(k2, ks))
+        return self._rec("gather", g, (x, *hs))
+
+    def scatter(self, x, key, values, mode="set"):
+        P = self.parent
+        k2, hs = self._key_ins(key)
+        for h in hs:
+            if self._own(h) and P.dtype(h.val).kind == "b":
+                raise TracedValueError("writing through a boolean mask inside rt.jit is not supported yet; use "
+                                       "rt.where(mask, values, x)", self, h)
+        nk = len(hs)
+
+        def s(a: Any, v: Any, *ks: Any) -> None:
+            P.scatter(a, _fill(k2, ks[:nk]), v, mode)
+        self._rec("scatter", s, (x, values, *hs), {"mode": mode})
+
+    def assign(self, dst, src):
+        self._rec("assign", self.parent.assign, (dst, src))
+
+    def copy(self, x):
+        return self._rec("copy", self.parent.copy, (x,))
+
+    def contiguous(self, x):
+        return self._rec("contiguous", self.parent.contiguous, (x,))
+
+    def concatenate(self, hs, axis):
+        return self._rec("concatenate", lambda *ps: self.parent.concatenate(list(ps), axis), tuple(hs))
+
+    def pad(self, h, widths, value):
+        widths = tuple(tuple(w) for w in widths)
+        return self._rec("pad", lambda x, v: self.parent.pad(x, widths, v), (h, value))
+
+    def matmul(self, a, b):
+        return self._rec("matmul", self.parent.matmul, (a, b))
+
+    # ------------------------------------------------------------------ linear algebra and FFT
+    def linalg(self, op, *args, **params):
+        if op == "lstsq":
+            raise TracedValueError("lstsq inside rt.jit: its rank (and the residuals' shape) depends on the values; "
+                                   "use rt.pinv or rt.solve", self)
+        return self._rec(f"linalg.{op}", lambda *a: self.parent.linalg(op, *a, **params), args)
+
+    def fft(self, op, x, s, axes, norm):
+        return self._rec(f"fft.{op}", lambda a: self.parent.fft(op, a, s, axes, norm), (x,))
+
+
+class _KeyRef:
+    __slots__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+
+def _fill(key: tuple, hs: tuple) -> tuple:
+    return tuple(hs[k.i] if type(k) is _KeyRef else k for k in key)
+
+
+__all__ = ["JitBackend", "Var", "Step", "WRITES", "TracedValueError"]

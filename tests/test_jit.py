@@ -1,0 +1,339 @@
+"""rt.jit: tracing into programs, replay, cache hits and retraces, errors, compositions, the
+compiled elementwise path and its disk cache (docs/jit.md)."""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import runetensor as rt
+from runetensor._jit import _fuse
+
+
+def N(t):
+    return rt.to_numpy(t)
+
+
+def R(shape, seed=0, dtype=rt.float64):
+    return rt.randn(dtype, shape, seed=seed)
+
+
+def same(a, b):
+    a, b = N(a), N(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+def check(f, *args, calls=2, **kw):
+    """jit(f) equals f on the first (tracing) call and on replays (cache hits)."""
+    jf = rt.jit(f, **kw)
+    want = f(*args)
+    for _ in range(calls):
+        got = jf(*args)
+        for w, g in zip(rt.tree_leaves(want), rt.tree_leaves(got)):
+            same(w, g) if isinstance(w, rt.Tensor) else (w == g)
+    st = rt.jit_stats(jf)
+    assert st["traces"] == 1 and st["cache_hits"] == calls - 1
+    return jf
+
+
+# ---------------------------------------------------------------------------
+# equal to eager, by family
+# ---------------------------------------------------------------------------
+A, B_, C = R([3, 4], 1), R([3, 4], 2), R([4], 3)
+PROGRAMS = {
+    "elementwise": (lambda a, b, c: rt.exp(a) * b - c / 3 + rt.maximum(a, c) ** 2, (A, B_, C)),
+    "compare_where": (lambda a, b, c: rt.where(a > b, a, c), (A, B_, C)),
+    "cast_int": (lambda a, b, c: rt.astype(a * 10, rt.int32) // 3 + rt.astype(c, rt.int32), (A, B_, C)),
+    "reductions": (lambda a, b, c: (rt.sum(a, [0]), rt.max(b, [1]), rt.mean(a * b), rt.argmax(a, axis=1),
+                                    rt.cumsum(c, axis=0)), (A, B_, C)),
+    "movement": (lambda a, b, c: (rt.reshape(rt.contiguous(a.T), [12]), rt.flip(b, 0)[1:, ::2],
+                                  rt.expand_dims(c, 0) + a, rt.concatenate([a, b], axis=0), rt.stack([c, c]),
+                                  rt.transpose(a) * 2),
+                 (A, B_, C)),
+    "indexing": (lambda a, b, c: (a[1], a[:, 2], a[rt.asarray([2, 0, -1])], a[..., None][0]), (A, B_, C)),
+    "index_argument": (lambda a, i: a[i] * 2, (A, rt.asarray([2, -1, 0]))),
+    "sort": (lambda a, b, c: (rt.sort(a, axis=1)[0], rt.argsort(c)), (A, B_, C)),
+    "matmul": (lambda a, b, c: (a @ c, a @ b.T, rt.einsum("ij,j->i", a, c)), (A, B_, C)),
+    "linalg": (lambda m: (rt.inv(m), rt.det(m), rt.solve(m, m[:, :1]),
+                          rt.cholesky(m @ m.T + rt.eye(rt.float64, 3))), (R([3, 3], 5),)),
+    "random_seeded": (lambda a: a + rt.rand(rt.float64, [3, 4], seed=7) + rt.randn(rt.float32, [4], seed=1),
+                      (A,)),
+    "random_keys": (lambda k: rt.random.normal(k, [5]), (rt.random.key(3),)),
+    "creation": (lambda a: rt.zeros(rt.float64, [4]) + rt.arange(rt.float64, 0, 4, 1) + rt.ones_like(a)[0], (A,)),
+    "fft": (lambda a: rt.rfft(a, axis=-1), (A,)),
+    "setitem_fresh": (lambda a: _setitem(a), (A,)),
+    "cond": (lambda a, b: rt.cond(rt.sum(a) > 0, lambda x: x * 2, lambda x: -x, b), (A, B_)),
+}
+
+
+def _setitem(a):
+    z = rt.zeros(rt.float64, [3, 4])
+    z[1] = a[0]
+    z[:, 0] = 7.0
+    z[rt.asarray([2, 0])] += 1.0
+    return z, rt.sum(z)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_jit_equals_eager(name):
+    f, args = PROGRAMS[name]
+    check(f, *args)
+
+
+def test_replay_with_new_values_same_signature():
+    f = rt.jit(lambda a, b: rt.tanh(a) @ b + rt.sum(a, [0]))
+    for s in range(3):
+        a, b = R([3, 4], 10 + s), R([4, 4], 20 + s)
+        same(f(a, b), rt.tanh(a) @ b + rt.sum(a, [0]))
+    assert rt.jit_stats(f)["traces"] == 1 and rt.jit_stats(f)["cache_hits"] == 2
+
+
+def test_setitem_fresh_buffer_each_call():
+    def f(a):
+        z = rt.zeros(rt.float64, [3])
+        z[0] += a[0]
+        return z
+    jf = rt.jit(f)
+    a = rt.asarray([1.0, 2.0])
+    for _ in range(3):
+        same(jf(a), rt.asarray([1.0, 0.0, 0.0]))
+
+
+def test_writes_into_an_input_as_eager():
+    def f(a):
+        a[0] = a[1] * 2
+        return a * 1
+    x, y = rt.asarray([1.0, 2.0]), rt.asarray([1.0, 2.0])
+    jf = rt.jit(f)
+    jf(x)
+    same(f(y), jf(x.copy() if hasattr(x, "copy") else x))
+
+
+# ---------------------------------------------------------------------------
+# cache hits, retraces, the log message, static arguments, pytrees
+# ---------------------------------------------------------------------------
+def test_retrace_on_shape_dtype_and_log(caplog):
+    def scale(x, y):
+        return x * y
+    f = rt.jit(scale)
+    with caplog.at_level(logging.INFO, logger="runetensor.jit"):
+        f(R([3]), R([3]))
+        f(R([3], 1), R([3], 2))
+        f(R([4]), R([4]))
+        f(R([4]), R([4], dtype=rt.float32))
+    st = rt.jit_stats(f)
+    assert st["traces"] == 3 and st["cache_hits"] == 1 and st["cache_size"] == 3
+    msgs = [r.getMessage() for r in caplog.records if r.name == "runetensor.jit"]
+    assert any("'x' changed shape (3,) -> (4,)" in m for m in msgs)
+    assert any("'y' changed dtype float64 -> float32" in m for m in msgs)
+
+
+def test_static_argnums_and_argnames(caplog):
+    def f(x, n, mode="a"):
+        return x * n if mode == "a" else x - n
+    jf = rt.jit(f, static_argnums=1, static_argnames="mode")
+    x = R([3])
+    same(jf(x, 2), x * 2)
+    same(jf(x, 2), x * 2)
+    with caplog.at_level(logging.INFO, logger="runetensor.jit"):
+        same(jf(x, 3), x * 3)
+        same(jf(x, 3, mode="b"), x - 3)
+    st = rt.jit_stats(jf)
+    assert st["traces"] == 3 and st["cache_hits"] == 1
+    msgs = " ".join(r.getMessage() for r in caplog.records)
+    assert "static argument 'n' changed: 2 -> 3" in msgs and "'mode' was added" in msgs
+    with pytest.raises(TypeError, match="hashable"):
+        jf(x, [1, 2])
+
+
+def test_pytrees_in_and_out():
+    @rt.jit
+    def f(params, batch):
+        h = rt.tanh(batch["x"] @ params[0] + params[1])
+        return {"out": h, "stats": (rt.mean(h), [rt.max(h)])}
+    params = (R([4, 2], 1), R([2], 2))
+    batch = {"x": R([5, 4], 3)}
+    for _ in range(2):
+        r = f(params, batch)
+        h = rt.tanh(batch["x"] @ params[0] + params[1])
+        same(r["out"], h)
+        same(r["stats"][0], rt.mean(h))
+        same(r["stats"][1][0], rt.max(h))
+    assert rt.jit_stats(f)["cache_hits"] == 1
+
+
+def test_decorator_with_options_and_bad_arguments():
+    @rt.jit(static_argnums=(1,))
+    def f(x, k):
+        return x[:k]
+    same(f(R([5]), 2), R([5])[:2])
+    with pytest.raises(TypeError):
+        rt.jit(3)
+    with pytest.raises(TypeError):
+        rt.jit(lambda x: x, static_argnums=-1)
+    with pytest.raises(TypeError):
+        rt.jit_stats(lambda x: x)
+
+
+# ---------------------------------------------------------------------------
+# errors: value reads
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("read", [
+    lambda t: float(rt.sum(t)),
+    lambda t: bool(t[0] > 0),
+    lambda t: 1 if rt.sum(t) > 0 else 2,
+    lambda t: str(t),
+    lambda t: t.tolist(),
+    lambda t: rt.nonzero(t),
+    lambda t: t[t > 0],
+])
+def test_value_reads_raise_type_error(read):
+    with pytest.raises(TypeError, match="rt.jit|jit"):
+        rt.jit(read)(R([3]))
+
+
+def test_value_read_message_points_to_where_and_static():
+    with pytest.raises(TypeError, match=r"rt\.where.*rt\.cond.*static_argnums"):
+        rt.jit(lambda t: float(t))(R([]))
+
+
+def test_index_bounds_checked_at_run_time():
+    f = rt.jit(lambda a, i: a[i])
+    a = R([4])
+    same(f(a, rt.asarray([0, 3, -4])), a[rt.asarray([0, 3, -4])])
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(a, rt.asarray([0, 4, 1]))
+    with pytest.raises(IndexError, match="-5"):
+        f(a, rt.asarray([0, -5, 1]))
+
+
+# ---------------------------------------------------------------------------
+# compositions
+# ---------------------------------------------------------------------------
+def loss(w, x):
+    return rt.sum(rt.tanh(x @ w) ** 2)
+
+
+def test_jit_of_grad():
+    w, x = R([3, 2], 1), R([4, 3], 2)
+    g = rt.jit(rt.grad(loss))
+    for _ in range(2):
+        np.testing.assert_allclose(N(g(w, x)), N(rt.grad(loss)(w, x)), rtol=1e-12)
+    assert rt.jit_stats(g)["traces"] == 1
+
+
+def test_grad_of_jit_runs_inline():
+    w, x = R([3, 2], 1), R([4, 3], 2)
+    jl = rt.jit(loss)
+    np.testing.assert_allclose(N(rt.grad(jl)(w, x)), N(rt.grad(loss)(w, x)), rtol=1e-12)
+    assert rt.jit_stats(jl)["inline_calls"] == 1 and rt.jit_stats(jl)["traces"] == 0
+
+
+def test_jit_of_vmap_and_vmap_of_jit():
+    xs = R([5, 3], 4)
+    f = lambda x: rt.sum(rt.sin(x) * x)  # noqa: E731
+    want = rt.vmap(f)(xs)
+    jv = rt.jit(rt.vmap(f))
+    same(jv(xs), want)
+    same(jv(xs), want)
+    same(rt.vmap(rt.jit(f))(xs), want)
+
+
+def test_jit_inside_jit_is_inlined():
+    inner = rt.jit(lambda a: a * 2 + 1)
+    outer = rt.jit(lambda a: inner(a) - inner(a * a))
+    x = R([3])
+    same(outer(x), outer(x))
+    same(outer(x), (x * 2 + 1) - (x * x * 2 + 1))
+    assert rt.jit_stats(inner)["inline_calls"] == 2 and rt.jit_stats(outer)["traces"] == 1
+
+
+def test_jit_of_value_and_grad_training_step():
+    def step(w, x, y):
+        lv, g = rt.value_and_grad(lambda w: rt.mean((x @ w - y) ** 2))(w)
+        return w - 0.1 * g, lv
+    js = rt.jit(step)
+    w, x, y = R([3], 1), R([8, 3], 2), R([8], 3)
+    w1, w2 = w, w
+    for _ in range(3):
+        w1, l1 = step(w1, x, y)
+        w2, l2 = js(w2, x, y)
+        np.testing.assert_allclose(N(w1), N(w2), rtol=1e-12)
+    assert rt.jit_stats(js)["cache_hits"] == 2
+
+
+# ---------------------------------------------------------------------------
+# the compiled path
+# ---------------------------------------------------------------------------
+needs_cc = pytest.mark.skipif(not _fuse.compiler_available(), reason="no C compiler")
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_compiled_bit_identical(dtype, tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+
+    def f(a, b, c, d):
+        return rt.maximum(a * b + c / d, -rt.abs(a)) - rt.sqrt(rt.abs(d)) + rt.minimum(-c, b)
+    args = [rt.randn(dtype, s, seed=i) for i, s in enumerate([[64, 33], [64, 33], [33], [64, 1]])]
+    args[3][0, 0] = float("nan")
+    jf = rt.jit(f)
+    jf(*args)
+    same(jf(*args), f(*args))
+    st = rt.jit_stats(jf)
+    assert st["compiles"] == 1
+    assert any(p.suffix == ".so" for p in tmp_path.rglob("*"))
+
+
+@needs_cc
+def test_compiled_cache_reused_and_disable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    _fuse.clear_memory_cache()
+    f = lambda a, b: a * b + a  # noqa: E731
+    x = R([100])
+    rt.jit(f)(x, x)
+    n = len(list(tmp_path.rglob("*.so")))
+    assert n >= 1
+    _fuse.clear_memory_cache()
+    rt.jit(f)(x, x)
+    assert len(list(tmp_path.rglob("*.so"))) == n  # loaded from disk, not compiled again
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", "0")
+    jf = rt.jit(f)
+    same(jf(x, x), f(x, x))
+    assert rt.jit_stats(jf)["compiles"] == 0
+
+
+@needs_cc
+def test_no_compiler_warns_once_and_replays(monkeypatch, tmp_path):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setattr(_fuse, "_CC_STATE", {})
+    monkeypatch.setattr(_fuse, "_WARNED", [])
+    with pytest.warns(RuntimeWarning, match="not compiling"):
+        jf = rt.jit(lambda a: a * 2 + a)
+        x = R([50])
+        same(jf(x), x * 2 + x)
+    same(jf(x), x * 2 + x)
+    assert rt.jit_stats(jf)["compiles"] == 0
+
+
+@needs_cc
+def test_two_processes_compile_at_once(tmp_path):
+    code = ("import runetensor as rt\n"
+            "f = rt.jit(lambda a, b: a * b - b / a)\n"
+            "x = rt.arange(1, 1001, dtype=rt.float32)\n"
+            "r = f(x, x); r = f(x, x)\n"
+            "assert rt.jit_stats(f)['compiles'] == 1\n"
+            "print(float(rt.sum(r)))\n")
+    env = dict(os.environ, RUNETENSOR_JIT_CACHE=str(tmp_path))
+    ps = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=60) for p in ps]
+    assert all(p.returncode == 0 for p in ps), outs
+    assert outs[0][0] == outs[1][0]
+    assert not [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
