@@ -436,6 +436,13 @@ def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = 
     >>> print(rt.arange_f(rt.float32, 1., 0., -0.25))
     [1, 0.75, 0.5, 0.25]
     """
+    return _arange_f(dtype, start, stop, step, backend, False)
+
+
+def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine: bool) -> Tensor:
+    """``arange_f``; ``affine`` (array_api's ``arange``): element ``i`` is ``start + i * step`` computed in
+    float64 and cast once (rt: the backend's ``arange``, NumPy's values, whose accumulated step can give
+    ``-2.2e-16`` for 0)."""
     d = as_dtype(dtype, "arange_f")
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
@@ -457,6 +464,9 @@ def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = 
         check_alloc((n,), d, "arange_f")
     be = get_backend(backend)
     try:
-        return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)
+        if not affine:
+            return wrap(be.arange(vals[0], vals[1], vals[2], d), d, be)
+        h = be.binary("add", be.binary("mul", be.arange(0, n, 1, D.float64), vals[2]), vals[0])
+        return wrap(h if d is D.float64 else be.cast(h, d), d, be)
     except MemoryError:
         raise alloc_error("arange_f", (n,), d) from None

@@ -92,7 +92,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     d = dtype_arg(dtype, "arange") or (D.default_int if all_int else D.default_float)
     if all_int:
         return RC.arange(d, *vals)
-    return RC.arange_f(d, *vals)
+    return RC._arange_f(d, *vals, None, True)
 
 
 
