@@ -44,8 +44,11 @@ def _prefix(spec: Any, x: Any, what: str) -> list:
     raise ValueError(f"vmap: {what} must be an int, None or a pytree prefix of the values, got {spec!r}")
 
 
-def _names(tree: Any) -> list[str]:
-    """Names of the leaves of vmap's argument tuple: ``argument 0``, ``argument 1['w'][0]``..."""
+def _names(tree: Any, n: int = 0) -> list[str]:
+    """Names of the leaves of vmap's argument tuple: ``argument 0``, ``argument 1['w'][0]``...
+    (``tree`` None: ``n`` plain tensor arguments)."""
+    if tree is None:
+        return [f"argument {i}" for i in range(n)]
     out: list[str] = []
     for i, c in enumerate(tree.children):
         out += _leaf_names(c, f"argument {i}")
@@ -101,8 +104,14 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
     @functools.wraps(f)
     def vf(*args: Any) -> Any:
         spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
-        axes = _prefix(spec, args, "in_axes")
-        leaves, tree = tree_flatten(args)
+        if _flat_tensors(args):  # every argument a tensor: no pytree work (the structure is args itself)
+            axes = [spec] * len(args) if spec is None or type(spec) is int else \
+                list(spec) if type(spec) is tuple and len(spec) == len(args) and \
+                all(a is None or type(a) is int for a in spec) else _prefix(spec, args, "in_axes")
+            leaves, tree = list(args), None
+        else:
+            axes = _prefix(spec, args, "in_axes")
+            leaves, tree = tree_flatten(args)
         sizes: dict[int, int] = {}
         ts: list[Any] = []
         for i, (x, a) in enumerate(zip(leaves, axes)):
@@ -111,14 +120,15 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
                 continue
             t = x if isinstance(x, Tensor) else as_tensor(x, "vmap")
             if not -t.ndim <= a < t.ndim:
-                raise ValueError(f"vmap: in_axes {a} is out of range for {_names(tree)[i]} of shape {t.shape}")
+                raise ValueError(f"vmap: in_axes {a} is out of range for {_names(tree, len(leaves))[i]} "
+                                 f"of shape {t.shape}")
             sizes[i] = t.shape[a % t.ndim]
             ts.append(t)
         distinct = set(sizes.values())
         if axis_size is not None:
             distinct.add(axis_size)
         if len(distinct) > 1:
-            names = _names(tree)
+            names = _names(tree, len(leaves))
             detail = ", ".join(f"{names[i]}: {n}" for i, n in sizes.items())
             raise ValueError(f"vmap: the mapped arguments have different batch sizes ({detail}"
                              f"{'; axis_size ' + str(axis_size) if axis_size is not None else ''})")
@@ -135,11 +145,14 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
                 ins.append(wrap(BatchTracer(B, t._data, a % t.ndim), t._dtype, B))
         state.stack.append(B)
         try:
-            out = f(*tree_unflatten(tree, ins))
+            out = f(*ins) if tree is None else f(*tree_unflatten(tree, ins))
         finally:
             state.stack.pop()
-        o_leaves, o_tree = tree_flatten(out)
-        oa = _prefix(tuple(out_axes) if isinstance(out_axes, list) else out_axes, out, "out_axes")
+        if type(out) is Tensor and (out_axes is None or type(out_axes) is int):
+            o_leaves, o_tree, oa = [out], None, [out_axes]
+        else:
+            o_leaves, o_tree = tree_flatten(out)
+            oa = _prefix(tuple(out_axes) if isinstance(out_axes, list) else out_axes, out, "out_axes")
         res = []
         for o, a in zip(o_leaves, oa):
             if not isinstance(o, Tensor):
@@ -154,8 +167,15 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
             if not -nd <= a < nd:
                 raise ValueError(f"vmap: out_axes {a} is out of range for an output of rank {o.ndim}")
             res.append(wrap(move_out(B, h, a % nd), o._dtype, P))
-        return tree_unflatten(o_tree, res)
+        return res[0] if o_tree is None else tree_unflatten(o_tree, res)
     return vf
+
+
+def _flat_tensors(args: tuple) -> bool:
+    for a in args:
+        if type(a) is not Tensor:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------
