@@ -45,7 +45,7 @@ class Var:
 class Step:
     """One primitive call of a program."""
 
-    __slots__ = ("name", "fn", "ins", "outs", "params")
+    __slots__ = ("name", "fn", "ins", "outs", "params", "aval")
 
     def __init__(self, name: str, fn: Callable, ins: tuple, outs: Any, params: dict):
         self.name = name
@@ -53,6 +53,7 @@ class Step:
         self.ins = ins      # per operand: ("s", slot) | ("c", constant)
         self.outs = outs    # None | slot | tuple of (slot | None | ("v", python value))
         self.params = params
+        self.aval: Any = None  # (shape, dtype, C-contiguous) of a single handle result
 
     def __repr__(self) -> str:
         ins = ", ".join(f"%{v}" if k == "s" else "const" for k, v in self.ins)
@@ -124,7 +125,11 @@ class JitBackend(Backend):
             v = self._new(res)
             outs = v.slot
             out = v
-        self.steps.append(Step(name, fn, specs, outs, params or {}))
+        st = Step(name, fn, specs, outs, params or {})
+        if type(outs) is int:
+            P = self.parent
+            st.aval = (res.shape, P.dtype(res), P.is_c_contiguous(res))
+        self.steps.append(st)
         return out
 
     def _key_ins(self, key: tuple) -> tuple[tuple, list]:
