@@ -320,9 +320,26 @@ def _npy_header(t: Tensor) -> bytes:
     return _NPY_MAGIC + bytes([version, 0]) + struct.pack(fmt, hlen) + raw + b" " * pad + b"\n"
 
 
+def _write_data(f: Any, t: Tensor) -> None:
+    """``_write_le``, except that a Dask tensor goes to a seekable file block by block (each block
+    computed in a bounded batch and written at its offsets: the tensor is never held whole)."""
+    if t._backend.name == "dask" and t.ndim and t.size and _seekable(f):
+        from ._backend.dask_backend import write_c_order
+        write_c_order(f, t._data, _LITTLE)
+        return
+    _write_le(f, t)
+
+
+def _seekable(f: Any) -> bool:
+    try:
+        return bool(f.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _write_npy(f: Any, t: Tensor) -> None:
     f.write(_npy_header(t))
-    _write_le(f, t)
+    _write_data(f, t)
 
 
 def save_npy(path: Any, t: Any) -> None:
@@ -459,7 +476,8 @@ def _finish_npy(be: Any, buf: Any, d: DType, shape: tuple[int, ...], fo: bool, s
 
 
 def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail: int | None,
-                     trusted: bool = True, limit: int | None = None, max_bytes: Any = None) -> Tensor:
+                     trusted: bool = True, limit: int | None = None, max_bytes: Any = None,
+                     be: Any = None) -> Tensor:
     """Read a .npy from ``f``; ``avail`` is the stream's size if known (``trusted``: it is the
     real size, so the data buffer can be allocated up front; else it is read in chunks).
     At most ``limit`` bytes of data are allocated."""
@@ -485,10 +503,11 @@ def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail:
                          f"got {got}")
     if avail is None and f.read(1):
         raise ValueError(f"{fname}: {where} has data beyond the {nbytes} bytes that shape {shape} of {d} needs")
-    return _finish_npy(get_backend(), buf, d, shape, fo, swap, 0, fname, where)
+    return _finish_npy(be or get_backend(), buf, d, shape, fo, swap, 0, fname, where)
 
 
-def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int | None = None) -> Tensor:
+def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int | None = None,
+             backend: Any = None, chunks: Any = None) -> Tensor:
     """Read a NumPy ``.npy`` file.
 
     Args:
@@ -502,6 +521,15 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int 
             the file's own size (a ``.npy`` stores its data as is; a file object
             is read in chunks, so a lying header costs no memory).  Ignored with
             ``mmap`` (nothing is read).
+        backend: the backend of the result (default: the current default backend).
+            With ``"dask"`` the result is lazy: each chunk is a task that
+            memory-maps the file and copies its own slice, so the file is never
+            read whole (``max_bytes`` does not apply; ``mmap`` may be False, True
+            or ``"r"``).  The file must stay in place, unchanged, until the
+            tensor is computed (a changed file raises ``ValueError`` then), and on
+            a distributed cluster the workers must see it at the same path.
+        chunks: the Dask chunking (``"auto"``, an int, a tuple per axis...);
+            only with the Dask backend.
     Returns:
         The tensor (Fortran-order files come back as a Fortran-strided view).
     Raises:
@@ -518,12 +546,22 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int 
     fname = "load_npy"
     d = _dtype_arg(dtype, fname)
     limit = _limit(max_bytes, fname, None)
+    be = get_backend(backend)
+    chunked = be.name == "dask"
+    if chunks is not None and not chunked:
+        raise TypeError(f"load_npy: chunks= is an option of chunked backends (dask), not of the {be.name} backend")
     if hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
         if mmap:
             raise ValueError("load_npy: mmap needs a file path, not a file object")
+        if chunked:  # a stream cannot be read by chunk tasks: read on the host, then move
+            t = _read_npy_stream(path, fname, "the stream", d, None, limit=limit, max_bytes=max_bytes,
+                                 be=get_backend("numpy"))
+            return t.to_backend(be.name, chunks=chunks)
         return _read_npy_stream(path, fname, "the stream", d, None, limit=limit, max_bytes=max_bytes)
     p = _path(path, fname)
     where = repr(p)
+    if chunked:
+        return _load_npy_chunked(p, mmap, d, chunks, fname, where)
     if not mmap:
         with open(p, "rb") as f:
             return _read_npy_stream(f, fname, where, d, os.fstat(f.fileno()).st_size, limit=limit,
@@ -544,6 +582,22 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int 
                              "load it with mmap=False")
         mm = _mmap.mmap(f.fileno(), 0, access=access)
     return _finish_npy(get_backend(), mm, dd, shape, fo, False, off, fname, where)
+
+
+def _load_npy_chunked(p: str, mmap: Any, d: DType | None, chunks: Any, fname: str, where: str) -> Tensor:
+    """``load_npy`` onto the Dask backend: the header is checked now, the data read chunk by chunk later."""
+    if mmap not in (False, True, "r"):
+        raise ValueError(f"load_npy: with backend='dask' mmap must be False, True or 'r' (each chunk reads its "
+                         f"slice read-only), got {mmap!r}")
+    from ._backend.dask_backend import dask_backend, read_npy
+    with open(p, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
+    nbytes = math.prod(shape) * dd.itemsize
+    if off + nbytes != size:
+        raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
+                         f"{size - off}")
+    return wrap(read_npy(p, off, dd, shape, fo, swap, chunks, fname), dd, dask_backend)
 
 
 # ---------------------------------------------------------------------------
@@ -734,7 +788,7 @@ def save_safetensors(path: Any, tensors: Mapping[str, Any], metadata: Mapping[st
         f.write(struct.pack("<Q", len(hb)))
         f.write(hb)
         for _, t in items:
-            _write_le(f, t)
+            _write_data(f, t)
 
     _atomic_write(path, fname, write)
 

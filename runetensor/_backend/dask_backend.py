@@ -27,6 +27,7 @@ export/import: :attr:`DaskBackend.capabilities` leaves out ``"buffer"`` and ``"d
 from __future__ import annotations
 
 import math
+import os
 import threading
 import uuid
 from contextlib import contextmanager
@@ -42,7 +43,7 @@ from .contract import Backend
 from .numpy_backend import _ACCUM, NP_DTYPE, RT_DTYPE, numpy_backend as NB, philox4x32
 from . import _fast
 
-__all__ = ["DaskBackend", "DaskHandle", "dask_backend"]
+__all__ = ["DaskBackend", "DaskHandle", "dask_backend", "read_npy", "write_c_order"]
 
 _I64 = np.dtype(np.int64)
 _BASE = np.zeros(2, np.uint8)  # the anchor of the virtual layouts (never read: zero-size dummies)
@@ -349,6 +350,22 @@ def _red_combine(x, axis, keepdims, op):
 
 def _arg_chunk(x, op, axis, keepdims):
     return NB.arg_reduce(op, x, axis, keepdims)
+
+
+def _arg_partial(x, op, axis, block_info=None):
+    """The chunk's winner along ``axis``: its value and its index in the whole array."""
+    off = block_info[0]["array-location"][axis][0]
+    i = NB.arg_reduce(op, x, axis, True)
+    out = np.empty(i.shape, np.dtype([("v", x.dtype), ("i", _I64)]))
+    out["v"] = np.take_along_axis(x, i, axis)
+    out["i"] = i + off
+    return out
+
+
+def _arg_combine(p, op, axis, keepdims):
+    w = NB.arg_reduce(op, np.ascontiguousarray(p["v"]), axis, True)
+    r = np.take_along_axis(np.ascontiguousarray(p["i"]), w, axis)
+    return r if keepdims else np.squeeze(r, axis)
 
 
 def _scan_chunk(x, op, axis):
@@ -676,6 +693,18 @@ class DaskBackend(Backend):
         return a.rechunk({axis: -1}) if len(a.chunks[axis]) > 1 else a
 
     def arg_reduce(self, op, x, axis, keepdims):
+        a = x.arr
+        if len(a.chunks[axis]) > 1 and a.shape[axis] > 0:
+            # chunked: per chunk (value, global index) of the winner, then one combine over the
+            # chunks' winners (first occurrence and first NaN win, as on NumPy): no axis gathered whole
+            st = np.dtype([("v", a.dtype), ("i", _I64)])
+            pchunks = tuple((1,) * len(c) if i == axis else c for i, c in enumerate(a.chunks))
+            p = a.map_blocks(_arg_partial, op, axis, chunks=pchunks, dtype=st, meta=_meta(a.ndim, st))
+            p = p.rechunk({axis: -1})
+            drop = () if keepdims else (axis,)
+            chunks = tuple((1,) if (i == axis and keepdims) else c for i, c in enumerate(p.chunks) if i not in drop)
+            return DaskHandle(p.map_blocks(_arg_combine, op, axis, keepdims, chunks=chunks, drop_axis=list(drop),
+                                           dtype=_I64, meta=_meta(len(chunks), _I64)))
         a = self._along(x, axis)
         drop = () if keepdims else (axis,)
         chunks = tuple((1,) if (i == axis and keepdims) else c for i, c in enumerate(a.chunks) if i not in drop)
@@ -835,6 +864,113 @@ class DaskBackend(Backend):
     def from_dlpack(self, obj, copy):
         raise BufferError("from_dlpack: the dask backend cannot import DLPack (capability 'dlpack'); "
                           "import with the numpy backend and convert with t.to_backend('dask')")
+
+
+# ---------------------------------------------------------------------------------------------
+# chunked file I/O (runetensor.io): each chunk reads / writes its own slice of the file
+# ---------------------------------------------------------------------------------------------
+#: save: blocks are computed in batches of about this many bytes (at least one block), in C order
+WRITE_BATCH_BYTES = 1 << 26
+
+
+def _file_stamp(path: str) -> tuple:
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _npy_chunk(path, offset, nd, shape, fortran, swap, canon, stamp, fname, block_info=None):
+    """One chunk of a .npy file: a copy of its slice, read through a read-only memory map."""
+    if _file_stamp(path) != stamp:
+        raise ValueError(f"{fname}: {path!r} changed (replaced or modified) after it was opened lazily with "
+                         "backend='dask'; load it again")
+    key = tuple(slice(lo, hi) for lo, hi in block_info[None]["array-location"])
+    mm = np.memmap(path, dtype=nd, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    try:
+        out = np.array(mm[key], order="C")
+    finally:
+        del mm
+    if swap:
+        out = out.byteswap()
+    if canon and out.size:
+        top = int(out.view(np.uint8).max())
+        if top > canon:
+            raise ValueError(f"{fname}: {path!r}: a byte of {top} is not a valid {RT_DTYPE[nd]} value "
+                             f"(expected at most {canon}); the file is corrupt")
+    return out
+
+
+def read_npy(path: str, offset: int, dtype: Any, shape: tuple, fortran: bool, swap: bool, chunks: Any,
+             fname: str = "load_npy") -> DaskHandle:
+    """A lazy Dask handle over the data of a .npy file (``offset``: the data's start): each chunk is a
+    task that memory-maps the file and copies its own slice (the file is never read whole).  The
+    file's identity (inode, size, mtime) is recorded: a chunk read after it changed raises."""
+    nd = NP_DTYPE[dtype]
+    shape = tuple(int(n) for n in shape)
+    be = dask_backend
+    if math.prod(shape) == 0:
+        return be._from_numpy(np.empty(shape, nd))
+    path = os.path.abspath(path)
+    ch = be._chunks(shape, nd) if chunks is None else normalize_chunks(chunks, shape, dtype=nd)
+    canon = {D.bool: 1, D.int4: 15, D.uint4: 15}.get(dtype, 0)
+    arr = da.map_blocks(_npy_chunk, path, int(offset), nd, shape, bool(fortran), bool(swap), canon,
+                        _file_stamp(path), fname, chunks=ch, dtype=nd, meta=_meta(len(shape), nd),
+                        name="rt-npy-" + uuid.uuid4().hex)
+    return DaskHandle(arr)
+
+
+def write_c_order(f: Any, h: DaskHandle, little: bool = True) -> None:
+    """Write ``h``'s elements (C order, little-endian) to the seekable binary file ``f`` from its
+    current position, block by block: the blocks are computed in batches of about
+    ``WRITE_BATCH_BYTES`` and each is written at its offsets (one ``write`` per contiguous run), so
+    the tensor is never held whole.  Leaves ``f`` positioned after the data."""
+    a = h.arr
+    base = f.tell()
+    isz = a.dtype.itemsize
+    shape = a.shape
+    nd = len(shape)
+    cstr = [1] * nd
+    for j in range(nd - 2, -1, -1):
+        cstr[j] = cstr[j + 1] * shape[j + 1]
+    bounds = [np.cumsum((0,) + c).tolist() for c in a.chunks]
+    blocks = a.to_delayed(optimize_graph=True)
+    batch: list = []
+    size = 0
+
+    def flush() -> None:
+        vals = dask.compute(*(d for _, d in batch))
+        for (idx, _), v in zip(batch, vals):
+            _write_block(f, base, np.asarray(v), idx, bounds, shape, cstr, isz, little)
+        batch.clear()
+
+    for idx in np.ndindex(*a.numblocks):
+        batch.append((idx, blocks[idx]))
+        size += math.prod(bounds[j][i + 1] - bounds[j][i] for j, i in enumerate(idx)) * isz
+        if size >= WRITE_BATCH_BYTES:
+            flush()
+            size = 0
+    if batch:
+        flush()
+    f.seek(base + math.prod(shape) * isz)
+
+
+def _write_block(f, base, v, idx, bounds, shape, cstr, isz, little):
+    lo = [bounds[j][i] for j, i in enumerate(idx)]
+    hi = [bounds[j][i + 1] for j, i in enumerate(idx)]
+    if v.size == 0:
+        return
+    v = np.ascontiguousarray(v)
+    if not little and isz > 1:  # pragma: no cover  (big-endian hosts)
+        v = v.byteswap()
+    # the trailing axes the block spans whole and the last one it does not make one contiguous run
+    m = len(shape) - 1
+    while m > 0 and lo[m] == 0 and hi[m] == shape[m]:
+        m -= 1
+    run = (hi[m] - lo[m]) * cstr[m] * isz
+    rows = v.view(np.uint8).reshape(-1, run)
+    for r, outer in enumerate(np.ndindex(*(hi[j] - lo[j] for j in range(m)))):
+        off = lo[m] * cstr[m] + sum((lo[j] + k) * cstr[j] for j, k in enumerate(outer))
+        f.seek(base + off * isz)
+        f.write(rows[r])
 
 
 class _Partial:
