@@ -662,3 +662,35 @@ def _digits_cnn_step(ctx):
             return loss
         impls["jax"] = run_jax
     return impls
+
+
+def _fma_sin_data(ctx):
+    n = 10_000_000 if not ctx.quick else 1_000_000
+    return [_f32(ctx, n) for _ in range(4)]
+
+
+@workload("jit_fma_sin_1e7", "rt.jit of a*b + c*sin(d) on 1e7 float32 (compare with jit_fma_sin_1e7_eager; "
+                             "sin replays, the multiply-adds run as one compiled loop)")
+def _jit_fma_sin(ctx):
+    rt = ctx.rt
+    a, b, c, d = _fma_sin_data(ctx)
+    ra, rb, rc, rd = (rt.asarray(x) for x in (a, b, c, d))
+    f = rt.jit(lambda a, b, c, d: a * b + c * rt.sin(d))
+    f(ra, rb, rc, rd)  # trace and compile outside the timing
+    impls: dict[str, Callable[[], Any]] = {"numpy": lambda: a * b + c * ctx.np.sin(d),
+                                           "runetensor": lambda: f(ra, rb, rc, rd)}
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        ja, jb, jc, jd = (jnp.asarray(x) for x in (a, b, c, d))
+        jf = jax.jit(lambda a, b, c, d: a * b + c * jnp.sin(d))
+        impls["jax"] = _jax(ctx, lambda: jf(ja, jb, jc, jd))
+    return impls
+
+
+@workload("jit_fma_sin_1e7_eager", "the same a*b + c*sin(d) in eager runetensor (the reference for jit_fma_sin_1e7)")
+def _eager_fma_sin(ctx):
+    rt = ctx.rt
+    a, b, c, d = _fma_sin_data(ctx)
+    ra, rb, rc, rd = (rt.asarray(x) for x in (a, b, c, d))
+    return {"numpy": lambda: a * b + c * ctx.np.sin(d), "runetensor": lambda: ra * rb + rc * rt.sin(rd)}

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import _fast
 from ._parallel import chunk_ranges, get_num_threads, parallel_for
 from .numpy_backend import NP_DTYPE
 
@@ -43,7 +44,7 @@ def make_runner(fn: Any, shape: tuple, dtype: Any, n_out: int) -> Callable:
 
     def run(*xs: Any) -> tuple:
         ins = [_as2d(x, shape, n0, n1, dt) for x in xs]
-        outs = [np.empty(shape, dt) for _ in range(n_out)]
+        outs = [_fast.empty(shape, dt) for _ in range(n_out)]  # recycled buffers when free
         ip = [(x.ctypes.data, x.strides[0] // isz, x.strides[1] // isz) for x in ins]
         op = [o.ctypes.data for o in outs]
 

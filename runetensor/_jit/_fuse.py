@@ -160,8 +160,15 @@ def _emit(group: list[Step], later_reads: set, out_slots: set) -> tuple[str, lis
     for j in range(len(outs)):
         params.append(f"{T}* restrict y{j}p")
     stores = [f"      y{j}p[r * n1 + c] = t{o};" for j, o in enumerate(outs)]
+    # a unit-stride (or broadcast-scalar) inner loop the compiler can vectorise, else the general one
+    unit = " && ".join(f"x{j}b == 1" for j in range(len(ins))) or "1"
+    loads1 = [f"      const {T} x{j} = x{j}p[r * x{j}a + c];" for j in range(len(ins))]
     src = ("#include <math.h>\n"
            f"void kernel({', '.join(params)}) {{\n"
+           f"  if ({unit}) {{\n"
+           "  for (long r = 0; r < n0; r++) {\n"
+           "    for (long c = 0; c < n1; c++) {\n"
+           + "\n".join(loads1 + body + stores) + "\n    }\n  }\n  return;\n  }\n"
            "  for (long r = 0; r < n0; r++) {\n"
            "    for (long c = 0; c < n1; c++) {\n"
            + "\n".join(loads + body + stores) + "\n    }\n  }\n}\n")
