@@ -21,9 +21,10 @@ from typing import Any, Sequence
 
 from ._autodiff import custom_vjp
 from ._combine import pad as _pad
+from ._elementwise import iadd as _iadd
 from ._reduction import max as _rmax, mean as _rmean, min as _rmin
-from ._tensor import Tensor, as_tensor
-from ._views import as_strided, contiguous, flip, reshape, shrink, transpose, unsqueeze
+from ._tensor import Tensor, as_tensor, wrap
+from ._views import as_strided, contiguous, flip, reshape, transpose
 
 __all__ = ["extract_patches", "combine_patches", "correlate", "convolve",
            "maximum_filter", "minimum_filter", "uniform_filter"]
@@ -120,9 +121,8 @@ def _c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 # the two kernels: im2col (a window view) and col2im (k strided adds)
 # ---------------------------------------------------------------------------
 def _extract_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
-                 pads: tuple[tuple[int, int], ...], out: tuple[int, ...], cf: bool = False) -> Tensor:
-    """im2col: ``(leading..., P, L)``; with ``cf`` (an ``(N, C, spatial...)`` input) the matrix
-    ``(C*P, N*L)`` instead, channels and taps first (one matrix product for a convolution)."""
+                 pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """im2col: ``(leading..., P, L)``: one pad, one window view, one contiguous copy."""
     k = len(ks)
     nl = x.ndim - k
     if any(a or b for a, b in pads):
@@ -133,14 +133,9 @@ def _extract_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[
     lead, lst = x.shape[:nl], cs[:nl]
     tap_st = tuple(c * d for c, d in zip(cs[nl:], dl))
     win_st = tuple(c * s for c, s in zip(cs[nl:], st))
-    if cf:
-        shape = (lead[1],) + ks + (lead[0],) + out
-        strides = (lst[1],) + tap_st + (lst[0],) + win_st
-        final = (lead[1] * math.prod(ks), lead[0] * math.prod(out))
-    else:
-        shape = lead + ks + out
-        strides = lst + tap_st + win_st
-        final = lead + (math.prod(ks), math.prod(out))
+    shape = lead + ks + out
+    strides = lst + tap_st + win_st
+    final = lead + (math.prod(ks), math.prod(out))
     if x.size == 0:
         return reshape(x, final)              # (an empty batch) on x's own level, as custom_vjp's fwd needs
     v = as_strided(x, shape, strides, x.offset)
@@ -155,48 +150,63 @@ def _combine_raw(t: Tensor, size: tuple[int, ...], ks: tuple[int, ...], st: tupl
 
 
 def _combine_y(y: Tensor, lead: tuple[int, ...], size: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...],
-               dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
-    """Sum each kernel offset's slice of ``y`` (``lead + ks + out``, any strides) into ``lead + size``.
+               dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
+               trail: tuple[int, ...] = ()) -> Tensor:
+    """Sum each kernel offset's slice of ``y`` (``lead + ks + out + trail``, any strides) into
+    ``lead + size + trail``.
 
-    One strided placement per kernel offset: the offset's ``out`` values go to positions
-    ``i*d - before + m*s``; those falling in the padding are dropped.  Each placement is a
-    (zero-interleave for strides > 1, then) pad, summed: ``prod(kernel_size)`` full-size adds.
+    The result starts as zeros (on ``y``'s level) and each kernel offset's ``out`` values are
+    added in place into the strided slice they came from (positions ``i*d - before + m*s``);
+    those falling in the padding are dropped.  ``prod(kernel_size)`` in-place adds of
+    offset-sized pieces: no padded copies, no zero-interleaving for strides.
     """
+    taps = _col2im_taps(lead, size, ks, st, dl, pads, out, trail)
+    be = y._backend
+    if be.level == 0:
+        # no transformation running: the same adds on the backend's handles (no Tensor indexing per tap)
+        acc = be.full(lead + size + trail, 0, y._dtype)
+        yd = y._data
+        for src, dst in taps:
+            d = be.view_index(acc, dst)
+            be.binary("add", d, be.view_index(yd, src), out=d)
+        return wrap(acc, y._dtype, be)
     k = len(ks)
     nl = len(lead)
-    acc = None
+    nt = len(trail)
+    empty = y[(slice(None),) * nl + (0,) * k + (slice(0, 0),) * k + (slice(None),) * nt]
+    acc = _pad(empty, [(0, 0)] * nl + [(n, 0) for n in size] + [(0, 0)] * nt, 0)   # zeros, on y's level
+    for src, dst in taps:
+        _iadd(acc[dst], y[src])
+    return acc
+
+
+@functools.lru_cache(maxsize=1024)
+def _col2im_taps(lead: tuple[int, ...], size: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...],
+                 dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
+                 trail: tuple[int, ...]) -> tuple[tuple[tuple, tuple], ...]:
+    """Per kernel offset that reaches the output: the (normalised, full) keys of its piece of ``y``
+    (``lead + ks + out + trail``) and of the strided slice of the result (``lead + size + trail``)
+    it adds into."""
+    k = len(ks)
+    full = tuple(slice(0, n, 1) for n in lead)
+    tail = tuple(slice(0, n, 1) for n in trail)
+    taps = []
     for idx in itertools.product(*(range(q) for q in ks)):
-        key: list[Any] = [slice(None)] * nl + list(idx)
-        widths = []
-        skip = False
+        src: list[Any] = list(full) + list(idx)
+        dst: list[Any] = list(full)
         for ax in range(k):
             a = idx[ax] * dl[ax] - pads[ax][0]           # output position of window 0's tap
             s, o, n = st[ax], out[ax], size[ax]
             m_lo = (-a + s - 1) // s if a < 0 else 0      # first window whose tap lands at >= 0
             m_hi = min(o, (n - 1 - a) // s + 1) if n - 1 - a >= 0 else 0
             if m_hi <= m_lo:
-                skip = True
                 break
-            key.append(slice(m_lo, m_hi))
-            cnt = m_hi - m_lo
+            src.append(slice(m_lo, m_hi, 1))
             before = a + m_lo * s
-            widths.append((before, n - before - ((cnt - 1) * s + 1), cnt))
-        if skip:
-            continue
-        piece = y[tuple(key)]
-        if any(s > 1 for s in st):
-            # interleave s-1 zeros after each value along every strided axis
-            p2 = unsqueeze(piece, [nl + 2 * ax + 1 for ax in range(k)])
-            p2 = _pad(p2, [(0, 0)] * nl + [w for ax in range(k) for w in ((0, 0), (0, st[ax] - 1))], 0)
-            p2 = reshape(p2, lead + tuple(w[2] * st[ax] for ax, w in enumerate(widths)))
-            piece = shrink(p2, [(0, n) for n in lead] + [(0, (w[2] - 1) * st[ax] + 1)
-                                                          for ax, w in enumerate(widths)])
-        placed = _pad(piece, [(0, 0)] * nl + [(w[0], w[1]) for w in widths], 0)
-        acc = placed if acc is None else acc + placed
-    if acc is None:                           # every tap lands in the padding: zeros, on y's level
-        empty = y[(slice(None),) * nl + (0,) * k + (slice(0, 0),) * k]
-        return _pad(empty, [(0, 0)] * nl + [(n, 0) for n in size], 0)
-    return acc
+            dst.append(slice(before, before + (m_hi - m_lo - 1) * s + 1, s))
+        else:
+            taps.append((tuple(src) + tail, tuple(dst) + tail))
+    return tuple(taps)
 
 
 @functools.lru_cache(maxsize=512)
@@ -217,35 +227,67 @@ def _extract_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
     return extract
 
 
+def _extract_bl_raw(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+                    pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """im2col of an ``(N, C, spatial...)`` tensor as the matrix ``(C*P, L*N)``, the batch axis last.
+
+    The input is moved to ``(C, spatial..., N)`` by the pad's (or a contiguous) copy, so every copy
+    runs over ``N`` contiguous elements: for small images that is many times faster than rows of
+    a few pixels."""
+    k = len(ks)
+    n, c = x.shape[0], x.shape[1]
+    xt = transpose(x, [1] + list(range(2, k + 2)) + [0])
+    if any(a or b for a, b in pads):
+        xt = _pad(xt, [(0, 0)] + list(pads) + [(0, 0)], 0)
+    else:
+        xt = contiguous(xt)
+    final = (c * math.prod(ks), math.prod(out) * n)
+    if xt.size == 0:
+        return reshape(xt, final)
+    cs = _c_strides(xt.shape)
+    tap_st = tuple(q * d for q, d in zip(cs[1:k + 1], dl))
+    win_st = tuple(q * s for q, s in zip(cs[1:k + 1], st))
+    v = as_strided(xt, (c,) + ks + out + (n,), (cs[0],) + tap_st + win_st + (cs[-1],), xt.offset)
+    return reshape(contiguous(v), final)
+
+
 @functools.lru_cache(maxsize=512)
-def _extract_cf_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+def _extract_bl_fn(ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
                    pads: tuple[tuple[int, int], ...], shape: tuple[int, ...], out: tuple[int, ...]) -> Any:
-    """im2col of an ``(N, C, spatial...)`` tensor as the matrix ``(C*P, N*L)``, with col2im as its reverse rule."""
+    """:func:`_extract_bl_raw` with col2im (batch axis last, moved first at the end) as its reverse rule."""
     n, c, sp = shape[0], shape[1], shape[2:]
     k = len(ks)
-    perm = [k + 1, 0] + list(range(1, k + 1)) + list(range(k + 2, 2 * k + 2))
+    back = [k + 1, 0] + list(range(1, k + 1))
 
     @custom_vjp
     def extract(x: Tensor) -> Tensor:
-        return _extract_raw(x, ks, st, dl, pads, out, cf=True)
+        return _extract_bl_raw(x, ks, st, dl, pads, out)
 
     def fwd(x: Tensor) -> tuple[Tensor, None]:
         return extract(x), None
 
     def bwd(res: None, g: Tensor) -> tuple[Tensor]:
-        y = transpose(reshape(contiguous(g), (c,) + ks + (n,) + out), perm)     # (N, C, ks..., out...)
-        return (_combine_y(y, (n, c), sp, ks, st, dl, pads, out),)
+        y = reshape(contiguous(g), (c,) + ks + out + (n,))
+        return (transpose(_combine_y(y, (c,), sp, ks, st, dl, pads, out, (n,)), back),)
 
     extract.defvjp(fwd, bwd)
     return extract
 
 
-def _im2col_cf(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+def _im2col_bl(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
                pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
-    """``(C*P, N*L)`` patches of an ``(N, C, spatial...)`` tensor (for nn's convolutions)."""
+    """``(C*P, L*N)`` patches of an ``(N, C, spatial...)`` tensor, batch last (for nn's convolutions)."""
     if x.dtype.is_inexact:
-        return _extract_cf_fn(ks, st, dl, pads, x.shape, out)(x)
-    return _extract_raw(x, ks, st, dl, pads, out, cf=True)
+        return _extract_bl_fn(ks, st, dl, pads, x.shape, out)(x)
+    return _extract_bl_raw(x, ks, st, dl, pads, out)
+
+
+def _im2col(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+            pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """``(leading..., P, L)`` patches of the last ``len(ks)`` axes (for nn's convolutions; no argument checks)."""
+    if x.dtype.is_inexact:
+        return _extract_fn(ks, st, dl, pads, x.shape[x.ndim - len(ks):], out)(x)
+    return _extract_raw(x, ks, st, dl, pads, out)
 
 
 def _params(t: Any, kernel_size: Any, stride: Any, dilation: Any, padding: Any, fname: str):

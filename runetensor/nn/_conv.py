@@ -22,7 +22,7 @@ from .._elementwise import maximum as _maximum
 from .._reduction import sum as _rsum
 from .._tensor import Tensor, as_tensor
 from .._views import contiguous, copy, reshape, swapaxes, transpose
-from .._windows import _combine_raw, _im2col_cf, extract_patches
+from .._windows import _combine_raw, _im2col, _im2col_bl, extract_patches
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
@@ -105,6 +105,13 @@ def _add_bias(y: Tensor, bias: Any, cout: int, nd: int, fname: str) -> Tensor:
     return y + reshape(contiguous(b), (cout,) + (1,) * nd)
 
 
+#: the last output axis below which convolutions use the batch-last im2col when the patch matrix is
+#: larger than the output (C_in*K > C_out: the patches' copies and col2im's adds save more than the
+#: output's transposing copy costs).  Measured on the digits CNN: conv 16->32 on 4x4 images 1.6x
+#: faster forward + backward; conv 1->16 on 8x8 (C_in*K = 9) and 32x32 images faster as (N, C*K, L).
+_BATCH_LAST_BELOW = 16
+
+
 def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any,
             nd: int, fname: str) -> Tensor:
     x = _t(x, fname)
@@ -139,14 +146,26 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
     kk = math.prod(ks)
     out = tuple(out)
     lsz = math.prod(out)
-    # one matrix product per group, (C_out/G, C_in/G*K) @ (C_in/G*K, N*L), then back to (N, C_out, out...)
-    p = _im2col_cf(x, ks, st, dl, pads, out)                        # (C*K, N*L)
-    if g == 1:
-        y = reshape(contiguous(w), (cout, c * kk)) @ p
+    if out[-1] < _BATCH_LAST_BELOW and c * kk > cout:
+        # small images: im2col with the batch axis last, (C*K, L*N), so that the copies and col2im's adds
+        # run over N contiguous elements; one matrix product per group, then (C_out, out..., N) moved to
+        # (N, C_out, out...) by one copy
+        p = _im2col_bl(x, ks, st, dl, pads, out)                   # (C*K, L*N)
+        if g == 1:
+            y = reshape(contiguous(w), (cout, c * kk)) @ p
+        else:
+            y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, lsz * n))
+        y = contiguous(transpose(reshape(y, (cout,) + out + (n,)), [nd + 1, 0] + list(range(1, nd + 1))))
     else:
-        y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, n * lsz))
-    y = contiguous(transpose(reshape(y, (cout, n, lsz)), [1, 0, 2]))
-    y = reshape(y, (n, cout) + out)
+        # im2col as (N, C*K, L) (a free reshape of extract_patches' (N, C, K, L)), then one batched
+        # product (C_out/G, C_in/G*K) @ (N, G, C_in/G*K, L): the result is (N, C_out, L) with no
+        # transpose; its reverse rule is two batched products (the weight's summed over N) and col2im
+        p = _im2col(x, ks, st, dl, pads, out)                      # (N, C, K, L)
+        if g == 1:
+            y = reshape(contiguous(w), (cout, c * kk)) @ reshape(p, (n, c * kk, lsz))
+        else:
+            y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (n, g, cg * kk, lsz))
+        y = reshape(y, (n, cout) + out)
     return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
 
 
