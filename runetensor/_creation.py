@@ -439,29 +439,30 @@ def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = 
     return _arange_f(dtype, start, stop, step, backend, False)
 
 
-def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine: bool) -> Tensor:
+def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine: bool,
+              fname: str = "arange_f") -> Tensor:
     """``arange_f``; ``affine`` (array_api's ``arange``): element ``i`` is ``start + i * step`` computed in
     float64 and cast once (rt: the backend's ``arange``, NumPy's values, whose accumulated step can give
     ``-2.2e-16`` for 0)."""
-    d = as_dtype(dtype, "arange_f")
+    d = as_dtype(dtype, fname)
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
         try:
             f = builtins.float(v)
         except (TypeError, ValueError):
-            raise TypeError(f"arange_f: {n} must be a number, got {type(v).__name__} {v!r}") from None
+            raise TypeError(f"{fname}: {n} must be a number, got {type(v).__name__} {v!r}") from None
         if not math.isfinite(f):
-            raise ValueError(f"arange_f: {n} must be finite, got {f}")
+            raise ValueError(f"{fname}: {n} must be finite, got {f}")
         vals.append(f)
     if vals[2] == 0.0:
-        raise ValueError("arange_f: step must be non-zero, got 0.0")
+        raise ValueError(f"{fname}: step must be non-zero, got 0.0")
     q = (vals[1] - vals[0]) / vals[2]  # NumPy's length: ceil((stop - start) / step)
     if q > MAX_NBYTES or q != q:  # inf (overflow, or a tiny step) or beyond any buffer
-        raise ValueError(f"arange_f: {vals[0]} to {vals[1]} in steps of {vals[2]} is more than "
+        raise ValueError(f"{fname}: {vals[0]} to {vals[1]} in steps of {vals[2]} is more than "
                          f"2**63 values; expected a range that fits a buffer")
     n = max(0, math.ceil(q))
     if n * d.itemsize > MAX_NBYTES:
-        check_alloc((n,), d, "arange_f")
+        check_alloc((n,), d, fname)
     be = get_backend(backend)
     try:
         if not affine:
@@ -469,4 +470,4 @@ def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine
         h = be.binary("add", be.binary("mul", be.arange(0, n, 1, D.float64), vals[2]), vals[0])
         return wrap(h if d is D.float64 else be.cast(h, d), d, be)
     except MemoryError:
-        raise alloc_error("arange_f", (n,), d) from None
+        raise alloc_error(fname, (n,), d) from None

@@ -16,7 +16,7 @@ from .. import _dtypes as D
 from .. import _ranges as RR
 from .._dtypes import DType
 from .._tensor import Tensor, wrap
-from .._validate import as_int
+from .._validate import as_int, store_value
 from ._common import PY_SCALARS, arr, check_device, dtype_arg
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
@@ -92,7 +92,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     d = dtype_arg(dtype, "arange") or (D.default_int if all_int else D.default_float)
     if all_int:
         return RC.arange(d, *vals)
-    return RC._arange_f(d, *vals, None, True)
+    return RC._arange_f(d, *vals, None, True, "arange")
 
 
 
@@ -130,6 +130,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     elif not isinstance(obj, Tensor) and hasattr(obj, "__dlpack__") and not hasattr(obj, "__array__") \
             and not _has_buffer(obj):
         return from_dlpack(obj, copy=copy) if d is None else asarray(from_dlpack(obj, copy=copy), dtype=d)
+    if type(obj) is builtins.int and (d is None or d.kind in "iu"):
+        store_value(obj, d or D.default_int, "asarray")  # out of range: ValueError naming the value
     t = RC.asarray(obj, d, copy)
     if t._dtype is D.object_:
         raise TypeError(f"asarray: cannot represent {type(obj).__name__} data with a standard dtype "
