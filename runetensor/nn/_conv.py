@@ -10,6 +10,7 @@ differences from PyTorch are in ``docs/windows.md``.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import math
 import operator
@@ -20,9 +21,11 @@ from .._combine import pad as _pad
 from .._creation import int_range, ones
 from .._elementwise import maximum as _maximum
 from .._reduction import sum as _rsum
-from .._tensor import Tensor, as_tensor
+from .._autodiff import custom_vjp
+from .._autodiff._trace import carries_derivative
+from .._tensor import Tensor, as_tensor, wrap
 from .._views import contiguous, copy, reshape, swapaxes, transpose
-from .._windows import _combine_raw, _im2col, _im2col_bl, extract_patches
+from .._windows import _c_strides, _col2im_taps, _combine_raw, _combine_y, _im2col, _im2col_bl, extract_patches
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
@@ -160,13 +163,134 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
         # im2col as (N, C*K, L) (a free reshape of extract_patches' (N, C, K, L)), then one batched
         # product (C_out/G, C_in/G*K) @ (N, G, C_in/G*K, L): the result is (N, C_out, L) with no
         # transpose; its reverse rule is two batched products (the weight's summed over N) and col2im
-        p = _im2col(x, ks, st, dl, pads, out)                      # (N, C, K, L)
-        if g == 1:
-            y = reshape(contiguous(w), (cout, c * kk)) @ reshape(p, (n, c * kk, lsz))
+        if x.dtype is w.dtype and x.dtype.is_inexact and n > 0:
+            # a custom rule: forward and backward run in chunks of the batch (each chunk's patches
+            # stay in cache from im2col to the product; the backward recomputes them)
+            fn = _conv_nf_fn(x.shape, w.shape, g, ks, st, dl, pads, out,
+                             carries_derivative(x), carries_derivative(w))
+            y = reshape(fn(x, w), (n, cout) + out)
         else:
-            y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (n, g, cg * kk, lsz))
-        y = reshape(y, (n, cout) + out)
+            y = reshape(_conv_nf(x, w, g, ks, st, dl, pads, out), (n, cout) + out)
     return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
+
+
+def _conv_nf(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+             pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """The convolution as ``(N, G, C_out/G, L)`` with runetensor operations (any level, any dtypes)."""
+    n, c = x.shape[:2]
+    cout, cg = w.shape[:2]
+    kk, lsz = math.prod(ks), math.prod(out)
+    p = _im2col(x, ks, st, dl, pads, out)                                  # (N, C, K, L)
+    return reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (n, g, cg * kk, lsz))
+
+
+def _conv_nf_bwd(x: Tensor, w: Tensor, gy: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...],
+                 dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
+                 need_x: bool, need_w: bool) -> tuple[Any, Any]:
+    """The cotangents of :func:`_conv_nf` with runetensor operations (differentiable again)."""
+    n, c = x.shape[:2]
+    cout, cg = w.shape[:2]
+    kk, lsz = math.prod(ks), math.prod(out)
+    g4 = reshape(contiguous(gy), (n, g, cout // g, lsz))
+    p = reshape(_im2col(x, ks, st, dl, pads, out), (n, g, cg * kk, lsz))
+    gx = gw = None
+    if need_w:
+        gw = reshape(_rsum(g4 @ swapaxes(p, -1, -2), axes=[0]), w.shape)
+    if need_x:
+        gp = swapaxes(reshape(contiguous(w), (g, cout // g, cg * kk)), -1, -2) @ g4     # (N, G, C/G*K, L)
+        gx = _combine_y(reshape(gp, (n, c) + ks + out), (n, c), x.shape[2:], ks, st, dl, pads, out)
+    return gx, gw
+
+
+def _nf_chunks(n: int, per_sample: int, itemsize: int) -> list[tuple[int, int]]:
+    """Batch ranges whose patch matrices take about 2 MiB (a chunk stays in cache)."""
+    cs = max(1, (2 << 20) // max(1, per_sample * itemsize))
+    return [(a, min(n, a + cs)) for a in range(0, n, cs)]
+
+
+def _raw_padded(be: Any, xd: Any, pads: tuple[tuple[int, int], ...]) -> tuple[Any, int]:
+    if any(a or b for a, b in pads):
+        return be.pad(xd, [(0, 0), (0, 0)] + list(pads), 0), 0
+    xd = be.contiguous(xd)
+    return xd, be.offset(xd)
+
+
+def _raw_patches(be: Any, xp: Any, off: int, a: int, b: int, ks: tuple[int, ...], st: tuple[int, ...],
+                 dl: tuple[int, ...], out: tuple[int, ...]) -> Any:
+    """The ``(b - a, C, K, L)`` patches of samples ``a:b`` of the padded C-contiguous handle ``xp``."""
+    cs = _c_strides(xp.shape)
+    k = len(ks)
+    shape = (b - a, xp.shape[1]) + ks + out
+    strides = (cs[0], cs[1]) + tuple(cs[2 + i] * dl[i] for i in range(k)) + tuple(cs[2 + i] * st[i] for i in range(k))
+    v = be.as_strided(xp, shape, strides, off + a * cs[0])
+    return be.reshape(be.copy(v), (b - a, xp.shape[1], math.prod(ks), math.prod(out)))
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tuple[int, ...],
+                st: tuple[int, ...], dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
+                need_x: bool, need_w: bool) -> Any:
+    """``conv(x, w) -> (N, G, C_out/G, L)`` (one dtype) with a hand-written reverse rule.
+
+    Without a transformation below it (handles of a level-0 backend) both directions run on the
+    backend's handles in batch chunks: im2col of a chunk, its products, and (backward) col2im's
+    strided adds of the chunk straight into the input gradient.  Under a transformation the same
+    computation is written with runetensor operations (:func:`_conv_nf`, :func:`_conv_nf_bwd`), so
+    higher derivatives work."""
+    n, c, sp = xshape[0], xshape[1], xshape[2:]
+    cout, cg = wshape[:2]
+    co = cout // g
+    kk, lsz = math.prod(ks), math.prod(out)
+
+    def fun(x: Tensor, w: Tensor) -> Tensor:
+        be = x._backend
+        if be.level != 0 or w._backend is not be:
+            return _conv_nf(x, w, g, ks, st, dl, pads, out)
+        dt = x._dtype
+        xp, off = _raw_padded(be, x._data, pads)
+        w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
+        y = be.empty((n, g, co, lsz), dt)
+        for a, b in _nf_chunks(n, c * kk * lsz, x.itemsize):
+            p = be.reshape(_raw_patches(be, xp, off, a, b, ks, st, dl, out), (b - a, g, cg * kk, lsz))
+            be.assign(be.view_index(y, (slice(a, b, 1),) + tuple(slice(0, m, 1) for m in (g, co, lsz))),
+                      be.matmul(w3, p))
+        return wrap(y, dt, be)
+
+    conv = custom_vjp(fun)
+
+    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        return conv(x, w), (x, w)      # at the level below: its own rule again
+
+    def bwd(res: tuple[Tensor, Tensor], gy: Tensor) -> tuple[Any, Any]:
+        x, w = res
+        be = gy._backend
+        if be.level != 0 or x._backend is not be or w._backend is not be:
+            return _conv_nf_bwd(x, w, gy, g, ks, st, dl, pads, out, need_x, need_w)
+        dt = x._dtype
+        gd = be.reshape(be.contiguous(gy._data), (n, g, co, lsz))
+        w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
+        w3t = be.permute(w3, (0, 2, 1))
+        xp, off = _raw_padded(be, x._data, pads)
+        gw = be.full((g, co, cg * kk), 0, dt) if need_w else None
+        gx = be.full((n, c) + sp, 0, dt) if need_x else None
+        full = tuple(slice(0, m, 1) for m in (c,) + sp)
+        for a, b in _nf_chunks(n, c * kk * lsz, x.itemsize):
+            gc = be.view_index(gd, (slice(a, b, 1),) + tuple(slice(0, m, 1) for m in (g, co, lsz)))
+            if need_w:
+                p = be.reshape(_raw_patches(be, xp, off, a, b, ks, st, dl, out), (b - a, g, cg * kk, lsz))
+                be.binary("add", gw, be.reduce("sum", be.matmul(gc, be.permute(p, (0, 1, 3, 2))), (0,), False),
+                          out=gw)
+            if need_x:
+                gp = be.reshape(be.matmul(w3t, gc), (b - a, c) + ks + out)
+                dst = be.view_index(gx, (slice(a, b, 1),) + full)
+                for src_key, dst_key in _col2im_taps((b - a, c), sp, ks, st, dl, pads, out, ()):
+                    d = be.view_index(dst, dst_key)
+                    be.binary("add", d, be.view_index(gp, src_key), out=d)
+        return (wrap(gx, dt, be) if need_x else None,
+                wrap(be.reshape(gw, wshape), dt, be) if need_w else None)
+
+    conv.defvjp(fwd, bwd)
+    return conv
 
 
 _CONV_DOC = """{nd}-D convolution (cross-correlation, as PyTorch's ``torch.nn.functional.{name}``).
