@@ -178,6 +178,24 @@ def _copy_array(a: Any) -> Any:
     return da.Array(a.dask, a.name, a.chunks, meta=a._meta)
 
 
+#: ``x - f(x)`` where ``f(x)`` is a reduction of ``x``: above this size ``x``'s chunks are computed
+#: again for the elementwise side instead of being held until ``f(x)`` is known (``rt.var``/``std``,
+#: centring): the two passes then hold a few chunks, not the whole array (out-of-core data)
+RECOMPUTE_BYTES = 1 << 27
+
+
+def _recompute_not_hold(a: Any, other: Any) -> Any:
+    """``a``, or an independent copy of its graph (same values, new keys) when ``other`` is computed from
+    ``a`` and is much smaller (a reduction of it) and ``a`` is large: see ``RECOMPUTE_BYTES``."""
+    if a.nbytes < RECOMPUTE_BYTES or other.size * 64 > a.size:
+        return a
+    layers = getattr(other.dask, "layers", None)
+    if layers is None or a.name not in layers:
+        return a
+    from dask.graph_manipulation import clone
+    return clone(a)
+
+
 def _setitem(a: Any, key: tuple, new: Any) -> Any:
     """``a`` with the basic-index region ``key`` (ints, normalised slices, None) replaced by ``new``."""
     if new.size == 0:
@@ -639,6 +657,8 @@ class DaskBackend(Backend):
         px = np.zeros((1,), dt) if xs else x  # probe: dtype rules, OverflowError for a scalar now
         py = np.zeros((1,), dt) if ys else y
         nd = NB.binary(op, px, py).dtype
+        if xs and ys:
+            xa, ya = _recompute_not_hold(xa, ya), _recompute_not_hold(ya, xa)
         arrs = [v for v, h in ((xa, xs), (ya, ys)) if h]
         shape = self._bshape(*(v.shape for v in arrs))
         n = len(shape)
