@@ -694,3 +694,95 @@ def _eager_fma_sin(ctx):
     a, b, c, d = _fma_sin_data(ctx)
     ra, rb, rc, rd = (rt.asarray(x) for x in (a, b, c, d))
     return {"numpy": lambda: a * b + c * ctx.np.sin(d), "runetensor": lambda: ra * rb + rc * rt.sin(rd)}
+
+
+# ---------------------------------------------------------------------------
+# The Dask backend vs plain dask.array on the same 2-worker LocalCluster (issue 17).
+# The "numpy" column holds plain dask.array's time, so numpy/rt reads "dask.array / runetensor".
+# Sizes: RUNETENSOR_BENCH_DASK_BYTES (bytes per float32 tensor, default 128 MB; the issue's run: 4e9)
+# and RUNETENSOR_BENCH_DASK_CHUNK_BYTES (default 16 MiB).  Both libraries compute from the same
+# chunks, persisted in the workers before timing; elementwise results are persisted (not fetched).
+# ---------------------------------------------------------------------------
+_DASK: dict[str, Any] = {}
+
+
+def _dask_cluster(ctx: Context):
+    """The shared LocalCluster (2 worker processes, 1 thread each), closed at exit."""
+    if "client" not in _DASK:
+        import atexit
+
+        from distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, silence_logs=50)
+        client = Client(cluster)
+
+        def close():
+            client.close(timeout=10)
+            cluster.close(timeout=10)
+        atexit.register(close)
+        _DASK["client"] = client
+    return _DASK["client"]
+
+
+def _dask_data(ctx: Context, k: int, bf16: bool = False):
+    """``k`` persisted chunked tensors (float32, or bfloat16 chunks of ml_dtypes), as dask arrays."""
+    import os
+
+    import dask.array as da
+    client = _dask_cluster(ctx)
+    nbytes = int(float(os.environ.get("RUNETENSOR_BENCH_DASK_BYTES", 128e6)))
+    chunk = int(float(os.environ.get("RUNETENSOR_BENCH_DASK_CHUNK_BYTES", 16 * 2 ** 20)))
+    n = ctx.n(nbytes // 4)
+    rng = da.random.default_rng(7)
+    arrs = [rng.standard_normal(n, dtype=ctx.np.float32, chunks=max(1, chunk // 4)) for _ in range(k)]
+    if bf16:
+        import ml_dtypes
+        arrs = [a.astype(ml_dtypes.bfloat16) for a in arrs]
+    arrs = client.persist(arrs)
+    from distributed import wait
+    wait(arrs, timeout=600)
+    return client, arrs
+
+
+def _persisted(client, arr, inputs, fetch: bool = False):
+    """Compute ``arr`` into the workers' memory (and fetch it: a scalar).  Its graph, down to the
+    persisted ``inputs``, is cloned to fresh keys first, so no call finds the previous call's result."""
+    from dask.graph_manipulation import clone
+    from distributed import wait
+    r = client.persist(clone(arr, omit=inputs))
+    wait(r, timeout=600)
+    return r.compute() if fetch else r
+
+
+@workload("dask_sum", "sum of a chunked float32 tensor (128 MB, 16 MiB chunks; RUNETENSOR_BENCH_DASK_BYTES) on a "
+                      "2-worker LocalCluster; the numpy column is plain dask.array (numpy/rt = dask.array / "
+                      "runetensor)", target=0.9)
+def _dask_sum(ctx):
+    rt = ctx.rt
+    client, (a,) = _dask_data(ctx, 1)
+    ra = rt.asarray(a, backend="dask")
+    return {"numpy": lambda: float(_persisted(client, a.sum(), [a], True)),
+            "runetensor": lambda: float(_persisted(client, rt.sum(ra)._data.arr, [a], True))}
+
+
+@workload("dask_fma_sin", "a*b + c*sin(d) on chunked float32 tensors (128 MB each, 16 MiB chunks) on a 2-worker "
+                          "LocalCluster, result persisted; the numpy column is plain dask.array (numpy/rt = "
+                          "dask.array / runetensor)", target=0.9)
+def _dask_fma_sin(ctx):
+    rt = ctx.rt
+    import dask.array as da
+    client, (a, b, c, d) = _dask_data(ctx, 4)
+    ra, rb, rc, rd = (rt.asarray(x, backend="dask") for x in (a, b, c, d))
+    return {"numpy": lambda: _persisted(client, a * b + c * da.sin(d), [a, b, c, d]),
+            "runetensor": lambda: _persisted(client, (ra * rb + rc * rt.sin(rd))._data.arr, [a, b, c, d])}
+
+
+@workload("dask_bf16_add", "bfloat16 add of chunked tensors (64 MB each, 8 MiB chunks) on a 2-worker LocalCluster, "
+                           "result persisted; the numpy column is plain dask.array with ml_dtypes bfloat16 chunks "
+                           "(numpy/rt = dask.array / runetensor)", target=2.0)
+def _dask_bf16_add(ctx):
+    rt = ctx.rt
+    client, (a, b) = _dask_data(ctx, 2, bf16=True)
+    ra, rb = (rt.asarray(x, backend="dask") for x in (a, b))
+    return {"numpy": lambda: _persisted(client, a + b, [a, b]),
+            "runetensor": lambda: _persisted(client, (ra + rb)._data.arr, [a, b])}
