@@ -20,8 +20,9 @@ from .. import _dtypes as D
 from .._combine import pad as _pad
 from .._creation import int_range, ones
 from .._elementwise import maximum as _maximum
+from .._primitives import PRIMS
 from .._reduction import sum as _rsum
-from .._autodiff import custom_vjp
+from .._autodiff import custom_vjp, vjp as _vjp
 from .._autodiff._trace import carries_derivative
 from .._tensor import Tensor, as_tensor, wrap
 from .._views import contiguous, copy, reshape, swapaxes, transpose
@@ -148,17 +149,15 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
         out.append((sp[i] + sum(pads[i]) - eff) // st[i] + 1)
     kk = math.prod(ks)
     out = tuple(out)
-    lsz = math.prod(out)
     if out[-1] < _BATCH_LAST_BELOW and c * kk > cout:
         # small images: im2col with the batch axis last, (C*K, L*N), so that the copies and col2im's adds
         # run over N contiguous elements; one matrix product per group, then (C_out, out..., N) moved to
         # (N, C_out, out...) by one copy
-        p = _im2col_bl(x, ks, st, dl, pads, out)                   # (C*K, L*N)
-        if g == 1:
-            y = reshape(contiguous(w), (cout, c * kk)) @ p
+        if x.dtype is w.dtype and x.dtype.is_inexact and n > 0:
+            y = _conv_bl_fn(x.shape, w.shape, g, ks, st, dl, pads, out,
+                            carries_derivative(x), carries_derivative(w))(x, w)
         else:
-            y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, lsz * n))
-        y = contiguous(transpose(reshape(y, (cout,) + out + (n,)), [nd + 1, 0] + list(range(1, nd + 1))))
+            y = _conv_bl(x, w, g, ks, st, dl, pads, out)
     else:
         # im2col as (N, C*K, L) (a free reshape of extract_patches' (N, C, K, L)), then one batched
         # product (C_out/G, C_in/G*K) @ (N, G, C_in/G*K, L): the result is (N, C_out, L) with no
@@ -288,6 +287,100 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
                     be.binary("add", d, be.view_index(gp, src_key), out=d)
         return (wrap(gx, dt, be) if need_x else None,
                 wrap(be.reshape(gw, wshape), dt, be) if need_w else None)
+
+    conv.defvjp(fwd, bwd)
+    return conv
+
+
+def _conv_bl(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+             pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    """The batch-last convolution, ``(N, C_out, out...)``, with runetensor operations (any level)."""
+    n, c = x.shape[:2]
+    cout, cg = w.shape[:2]
+    nd = len(ks)
+    kk, lsz = math.prod(ks), math.prod(out)
+    p = _im2col_bl(x, ks, st, dl, pads, out)                               # (C*K, L*N)
+    y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, lsz * n))
+    return contiguous(transpose(reshape(y, (cout,) + out + (n,)), [nd + 1, 0] + list(range(1, nd + 1))))
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_bl_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tuple[int, ...],
+                st: tuple[int, ...], dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
+                need_x: bool, need_w: bool) -> Any:
+    """:func:`_conv_bl` (one dtype) with a hand-written reverse rule.
+
+    On level-0 handles: forward = the batch-last im2col copy, one product, one transposing copy
+    (the patches are kept for the backward); backward = one transposing copy of the cotangent,
+    the weight's product, and the input's product followed by col2im's strided adds (over N
+    contiguous elements).  Under a transformation: :func:`_conv_bl` and its traced vjp."""
+    n, c, sp = xshape[0], xshape[1], xshape[2:]
+    cout, cg = wshape[:2]
+    co = cout // g
+    nd = len(ks)
+    kk, lsz = math.prod(ks), math.prod(out)
+    to_first = (nd + 1, 0) + tuple(range(1, nd + 1))            # (C, sp..., N) -> (N, C, sp...)
+    to_last = (1,) + tuple(range(2, nd + 2)) + (0,)              # (N, C, sp...) -> (C, sp..., N)
+    pshape = (c,) + tuple(m + a + b for m, (a, b) in zip(sp, pads)) + (n,)
+    cs = _c_strides(pshape)
+    vshape = (c,) + ks + out + (n,)
+    vstrides = (cs[0],) + tuple(cs[1 + i] * dl[i] for i in range(nd)) + \
+        tuple(cs[1 + i] * st[i] for i in range(nd)) + (cs[-1],)
+    padded = any(a or b for a, b in pads)
+
+    def traced(x: Tensor, w: Tensor) -> Tensor:
+        return _conv_bl(x, w, g, ks, st, dl, pads, out)
+
+    def raw(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
+        xt = be.permute(x._data, to_last)
+        if padded:
+            xp, off = be.pad(xt, [(0, 0)] + list(pads) + [(0, 0)], 0), 0
+        else:
+            xp = be.contiguous(xt)
+            off = be.offset(xp)
+        p = be.reshape(be.copy(be.as_strided(xp, vshape, vstrides, off)), (g, cg * kk, lsz * n))
+        y = be.matmul(be.reshape(be.contiguous(w._data), (g, co, cg * kk)), p)
+        return be.copy(be.permute(be.reshape(y, (cout,) + out + (n,)), to_first)), p
+
+    def level0(*ts: Tensor) -> Any:
+        be = ts[0]._backend
+        return be if be.level == 0 and all(t._backend is be for t in ts) else None
+
+    def fun(x: Tensor, w: Tensor) -> Tensor:
+        be = level0(x, w)
+        if be is None:
+            return traced(x, w)
+        return wrap(raw(be, x, w)[0], x._dtype, be)
+
+    conv = custom_vjp(fun)
+
+    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple]:
+        be = level0(x, w)
+        if be is None:
+            return conv(x, w), (x, w, None)     # at the level below: its own rule again
+        y, p = raw(be, x, w)
+        return wrap(y, x._dtype, be), (x, w, p)
+
+    def bwd(res: tuple, gy: Tensor) -> tuple[Any, Any]:
+        x, w, p = res
+        be = level0(gy, x, w)
+        if be is None or p is None:
+            gx, gw = _vjp(traced, x, w)[1](gy)
+            return (gx if need_x else None), (gw if need_w else None)
+        dt = x._dtype
+        g3 = be.reshape(be.copy(be.permute(gy._data, to_last)), (g, co, lsz * n))
+        gx = gw = None
+        if need_w:
+            gw = wrap(be.reshape(be.matmul(g3, be.permute(p, (0, 2, 1))), wshape), dt, be)
+        if need_x:
+            w3t = be.permute(be.reshape(be.contiguous(w._data), (g, co, cg * kk)), (0, 2, 1))
+            gp = be.reshape(be.matmul(w3t, g3), vshape)
+            acc = be.full((c,) + sp + (n,), 0, dt)
+            for src, dst in _col2im_taps((c,), sp, ks, st, dl, pads, out, (n,)):
+                d = be.view_index(acc, dst)
+                be.binary("add", d, be.view_index(gp, src), out=d)
+            gx = wrap(be.permute(acc, to_first), dt, be)
+        return gx, gw
 
     conv.defvjp(fwd, bwd)
     return conv
@@ -526,10 +619,96 @@ def _max_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any
     d = x.dtype
     if d.kind == "c":
         raise TypeError(f"{fname}: complex input ({d}) has no order")
-    if any(pd) or any(extra):
+    widths = ((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pd, extra))
+    if d.kind == "f" and x.size and math.prod(ks) > 1 and all(s >= q * (k - 1) + 1 for s, q, k in zip(st, dl, ks)):
+        # windows that do not overlap (max_pool2d(2) and the like): a custom rule whose backward is
+        # the traced one's arithmetic (the same primitive rules) on level-0 handles, in a few ops
+        return _unbatch(_max_pool_fn(x.shape, ks, st, dl, widths, out)(x), added)
+    return _unbatch(_max_pool_traced(x, ks, st, dl, widths, out), added)
+
+
+def _max_pool_traced(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+                     widths: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+    d = x.dtype
+    if any(a or b for a, b in widths):
         fill = float("-inf") if d.kind == "f" else (False if d is D.bool else int_range(d)[0])
-        x = _pad(x, [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(pd, extra)], fill)
-    return _unbatch(_window_reduce(x, ks, st, dl, out, _maximum), added)
+        x = _pad(x, list(widths), fill)
+    return _window_reduce(x, ks, st, dl, out, _maximum)
+
+
+@functools.lru_cache(maxsize=256)
+def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
+                 widths: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Any:
+    """Max pooling of a float ``(N, C, spatial...)`` tensor with non-overlapping windows, as a custom rule.
+
+    The value is :func:`_max_pool_traced`'s.  On level-0 handles the windows are first copied into one
+    contiguous ``(K, N, C, out...)`` buffer (strided ops over a few elements per row are several times
+    slower), the maximum is folded over the ``K`` offsets, and the backward replays what the traced
+    version records (the maximum chain's own vjp rule per offset, ties split as it splits them) and
+    adds the ``(K, N, C, out...)`` cotangents into a zero buffer through the same window view (the
+    windows do not overlap: one term per input position, as exact as the traced sum).  Under a
+    transformation it is the traced function and its vjp (so higher derivatives work)."""
+    k = len(ks)
+    kk = math.prod(ks)
+    lead = shape[:2]
+    padded = any(a or b for a, b in widths)
+    pshape = tuple(n + a + b for n, (a, b) in zip(shape, widths))
+    cs = _c_strides(pshape)
+    wshape = ks + lead + out
+    wstrides = tuple(cs[2 + i] * dl[i] for i in range(k)) + cs[:2] + tuple(cs[2 + i] * st[i] for i in range(k))
+    rest = tuple(slice(0, n, 1) for n in lead + out)
+    taps = [(i,) + rest for i in range(kk)]
+    inner = tuple(slice(a, a + n, 1) for (a, _), n in zip(widths, shape))
+    vjp_max = PRIMS["maximum"].vjp
+
+    def windows(be: Any, x: Tensor) -> tuple[Any, int]:
+        if padded:
+            return be.pad(x._data, list(widths), float("-inf")), 0
+        xp = be.contiguous(x._data)
+        return xp, be.offset(xp)
+
+    def chain(be: Any, x: Tensor) -> tuple[Any, int, list, list]:
+        xp, off = windows(be, x)
+        t = be.reshape(be.copy(be.as_strided(xp, wshape, wstrides, off)), (kk,) + lead + out)
+        vs = [be.view_index(t, key) for key in taps]
+        accs = [vs[0]]
+        for v in vs[1:]:
+            accs.append(be.binary("maximum", accs[-1], v))
+        return xp, off, vs, accs
+
+    def traced(x: Tensor) -> Tensor:
+        return _max_pool_traced(x, ks, st, dl, widths, out)
+
+    def fun(x: Tensor) -> Tensor:
+        be = x._backend
+        if be.level != 0:
+            return traced(x)
+        return wrap(chain(be, x)[3][-1], x._dtype, be)
+
+    pool = custom_vjp(fun)
+
+    def fwd(x: Tensor) -> tuple[Tensor, Tensor]:
+        return pool(x), x
+
+    def bwd(x: Tensor, g: Tensor) -> tuple[Tensor]:
+        be = g._backend
+        if be.level != 0 or x._backend is not be:
+            return _vjp(traced, x)[1](g)
+        xp, off, vs, accs = chain(be, x)
+        dt = x._dtype
+        ct = g._data
+        cts = be.empty((kk,) + lead + out, dt)
+        for i in range(kk - 1, 0, -1):
+            ct, c = vjp_max(be, ct, (accs[i - 1], vs[i]), accs[i], (True, True))
+            be.assign(be.view_index(cts, taps[i]), c)
+        be.assign(be.view_index(cts, taps[0]), ct)
+        gx = be.full(pshape, 0, dt)
+        dst = be.as_strided(gx, wshape, wstrides, 0)
+        be.binary("add", dst, be.reshape(cts, wshape), out=dst)
+        return (wrap(be.view_index(gx, inner) if padded else gx, dt, be),)
+
+    pool.defvjp(fwd, bwd)
+    return pool
 
 
 def _avg_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any, count_include_pad: Any,
