@@ -241,44 +241,62 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
     co = cout // g
     kk, lsz = math.prod(ks), math.prod(out)
 
-    def fun(x: Tensor, w: Tensor) -> Tensor:
-        be = x._backend
-        if be.level != 0 or w._backend is not be:
-            return _conv_nf(x, w, g, ks, st, dl, pads, out)
-        dt = x._dtype
+    def level0(*ts: Tensor) -> Any:
+        be = ts[0]._backend
+        return be if be.level == 0 and all(t._backend is be for t in ts) else None
+
+    def raw(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
+        """``y`` and, when the batch is one chunk, its patches (kept for the backward)."""
         xp, off = _raw_padded(be, x._data, pads)
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
-        y = be.empty((n, g, co, lsz), dt)
-        for a, b in _nf_chunks(n, c * kk * lsz, x.itemsize):
+        chunks = _nf_chunks(n, c * kk * lsz, x.itemsize)
+        if len(chunks) == 1:
+            p = be.reshape(_raw_patches(be, xp, off, 0, n, ks, st, dl, out), (n, g, cg * kk, lsz))
+            return be.matmul(w3, p), p
+        y = be.empty((n, g, co, lsz), x._dtype)
+        for a, b in chunks:
             p = be.reshape(_raw_patches(be, xp, off, a, b, ks, st, dl, out), (b - a, g, cg * kk, lsz))
             be.assign(be.view_index(y, (slice(a, b, 1),) + tuple(slice(0, m, 1) for m in (g, co, lsz))),
                       be.matmul(w3, p))
-        return wrap(y, dt, be)
+        return y, None
+
+    def fun(x: Tensor, w: Tensor) -> Tensor:
+        be = level0(x, w)
+        if be is None:
+            return _conv_nf(x, w, g, ks, st, dl, pads, out)
+        return wrap(raw(be, x, w)[0], x._dtype, be)
 
     conv = custom_vjp(fun)
 
-    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        return conv(x, w), (x, w)      # at the level below: its own rule again
+    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple]:
+        be = level0(x, w)
+        if be is None:
+            return conv(x, w), (x, w, None)      # at the level below: its own rule again
+        y, p = raw(be, x, w)
+        return wrap(y, x._dtype, be), (x, w, p)
 
-    def bwd(res: tuple[Tensor, Tensor], gy: Tensor) -> tuple[Any, Any]:
-        x, w = res
-        be = gy._backend
-        if be.level != 0 or x._backend is not be or w._backend is not be:
+    def bwd(res: tuple, gy: Tensor) -> tuple[Any, Any]:
+        x, w, kept = res
+        be = level0(gy, x, w)
+        if be is None:
             return _conv_nf_bwd(x, w, gy, g, ks, st, dl, pads, out, need_x, need_w)
         dt = x._dtype
         gd = be.reshape(be.contiguous(gy._data), (n, g, co, lsz))
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
         w3t = be.permute(w3, (0, 2, 1))
-        xp, off = _raw_padded(be, x._data, pads)
-        gw = be.full((g, co, cg * kk), 0, dt) if need_w else None
+        chunks = _nf_chunks(n, c * kk * lsz, x.itemsize)
+        if kept is None and need_w:
+            xp, off = _raw_padded(be, x._data, pads)
+        gw = None
         gx = be.full((n, c) + sp, 0, dt) if need_x else None
         full = tuple(slice(0, m, 1) for m in (c,) + sp)
-        for a, b in _nf_chunks(n, c * kk * lsz, x.itemsize):
+        for a, b in chunks:
             gc = be.view_index(gd, (slice(a, b, 1),) + tuple(slice(0, m, 1) for m in (g, co, lsz)))
             if need_w:
-                p = be.reshape(_raw_patches(be, xp, off, a, b, ks, st, dl, out), (b - a, g, cg * kk, lsz))
-                be.binary("add", gw, be.reduce("sum", be.matmul(gc, be.permute(p, (0, 1, 3, 2))), (0,), False),
-                          out=gw)
+                p = kept if kept is not None else \
+                    be.reshape(_raw_patches(be, xp, off, a, b, ks, st, dl, out), (b - a, g, cg * kk, lsz))
+                part = be.reduce("sum", be.matmul(gc, be.permute(p, (0, 1, 3, 2))), (0,), False)
+                gw = part if gw is None else be.binary("add", gw, part, out=gw)
             if need_x:
                 gp = be.reshape(be.matmul(w3t, gc), (b - a, c) + ks + out)
                 dst = be.view_index(gx, (slice(a, b, 1),) + full)
