@@ -267,7 +267,11 @@ def _normalize(t: Tensor, key: Any, fname: str) -> tuple[tuple, builtins.bool, i
                                 f"None, ..., and integer or boolean tensors/lists are valid indices")
             kt = _key_tensor(k, be, fname)
             if kt._backend is not be:
-                if higher_backend(be, kt._backend, fname) is be:
+                if kt._backend.level == 0 and be.level == 0:
+                    # an index held by another computing backend (a NumPy index into a Dask tensor):
+                    # indices are small host data, moved over as NumPy moves them
+                    kt = as_tensor(kt._backend.to_host(kt._data), fname, backend=be)
+                elif higher_backend(be, kt._backend, fname) is be:
                     kt = wrap(kt._data, kt._dtype, be)  # a lower level's index: a constant here
                 else:
                     kt = as_level(kt, be, fname)

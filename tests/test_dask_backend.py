@@ -228,3 +228,11 @@ def test_local_cluster(client):
     assert got.tobytes() == rt.to_numpy(want).tobytes()
     assert abs(float(s) - float(rt.sum(ref))) <= 1e-3 * abs(float(rt.sum(ref)))
     assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_numpy_index_tensors_into_a_dask_tensor():
+    """A NumPy-backed index (int or mask) into a Dask tensor moves over, as NumPy arrays index dask arrays."""
+    a = np.arange(12.0).reshape(4, 3)
+    t = rt.asarray(a, backend="dask", chunks=2)
+    np.testing.assert_array_equal(rt.to_numpy(t[rt.asarray([0, 2])]), a[[0, 2]])
+    np.testing.assert_array_equal(rt.to_numpy(t[rt.asarray([True, False, True, False])]), a[[True, False, True, False]])
