@@ -20,7 +20,6 @@ from .. import _dtypes as D
 from .._combine import pad as _pad
 from .._creation import int_range, ones
 from .._elementwise import maximum as _maximum
-from .._primitives import PRIMS
 from .._reduction import sum as _rsum
 from .._autodiff import custom_vjp, vjp as _vjp
 from .._autodiff._trace import carries_derivative
@@ -661,8 +660,9 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
 
     The value is :func:`_max_pool_traced`'s.  On level-0 handles the windows are first copied into one
     contiguous ``(K, N, C, out...)`` buffer (strided ops over a few elements per row are several times
-    slower), the maximum is folded over the ``K`` offsets, and the backward replays what the traced
-    version records (the maximum chain's own vjp rule per offset, ties split as it splits them) and
+    slower), the maximum is folded over the ``K`` offsets, and the backward computes what the traced
+    version's rules compute (maximum's partials per offset of the chain, ties split in halves as
+    they split them: the same products, bit for bit) and
     adds the ``(K, N, C, out...)`` cotangents into a zero buffer through the same window view (the
     windows do not overlap: one term per input position, as exact as the traced sum).  Under a
     transformation it is the traced function and its vjp (so higher derivatives work)."""
@@ -677,7 +677,6 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
     rest = tuple(slice(0, n, 1) for n in lead + out)
     taps = [(i,) + rest for i in range(kk)]
     inner = tuple(slice(a, a + n, 1) for (a, _), n in zip(widths, shape))
-    vjp_max = PRIMS["maximum"].vjp
 
     def windows(be: Any, x: Tensor) -> tuple[Any, int]:
         if padded:
@@ -717,8 +716,14 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
         ct = g._data
         cts = be.empty((kk,) + lead + out, dt)
         for i in range(kk - 1, 0, -1):
-            ct, c = vjp_max(be, ct, (accs[i - 1], vs[i]), accs[i], (True, True))
-            be.assign(be.view_index(cts, taps[i]), c)
+            # maximum's rule: the partials are 1, 0.5 (a tie) or 0 for the earlier operand and one
+            # minus that for the later; ct * 1 is ct, so only ct * 0.5 and ct * 0 are computed
+            gt = be.binary("gt", accs[i - 1], vs[i])
+            eq = be.binary("eq", accs[i - 1], vs[i])
+            half = be.binary("mul", ct, 0.5)
+            zero = be.binary("mul", ct, 0.0)
+            be.assign(be.view_index(cts, taps[i]), be.where(gt, zero, be.where(eq, half, ct)))
+            ct = be.where(gt, ct, be.where(eq, half, zero))
         be.assign(be.view_index(cts, taps[0]), ct)
         gx = be.full(pshape, 0, dt)
         dst = be.as_strided(gx, wshape, wstrides, 0)
