@@ -28,14 +28,26 @@ def same(a, b):
     np.testing.assert_array_equal(a, b)
 
 
-def check(f, *args, calls=2, **kw):
-    """jit(f) equals f on the first (tracing) call and on replays (cache hits)."""
+def close(a, b, rtol):
+    a, b = N(a), N(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+def check(f, *args, calls=2, rtol=None, **kw):
+    """jit(f) equals f on the first (tracing) call and on replays (cache hits); with ``rtol``: within
+    it (programs with fused float32 transcendentals, docs/jit.md's ulp bound)."""
     jf = rt.jit(f, **kw)
     want = f(*args)
     for _ in range(calls):
         got = jf(*args)
         for w, g in zip(rt.tree_leaves(want), rt.tree_leaves(got)):
-            same(w, g) if isinstance(w, rt.Tensor) else (w == g)
+            if not isinstance(w, rt.Tensor):
+                assert w == g
+            elif rtol is None:
+                same(w, g)
+            else:
+                close(w, g, rtol)
     st = rt.jit_stats(jf)
     assert st["traces"] == 1 and st["cache_hits"] == calls - 1
     return jf
@@ -62,8 +74,8 @@ PROGRAMS = {
     "linalg": (lambda m: (rt.inv(m), rt.det(m), rt.solve(m, m[:, :1]),
                           rt.cholesky(m @ m.T + rt.eye(rt.float64, 3))), (R([3, 3], 5),)),
     "random_seeded": (lambda a: a + rt.rand(rt.float64, [3, 4], seed=7) + rt.randn(rt.float32, [4], seed=1),
-                      (A,)),
-    "random_keys": (lambda k: rt.random.normal(k, [5]), (rt.random.key(3),)),
+                      (A,), 1e-6),
+    "random_keys": (lambda k: rt.random.normal(k, [5]), (rt.random.key(3),), 1e-6),  # fused log/cos
     "creation": (lambda a: rt.zeros(rt.float64, [4]) + rt.arange(rt.float64, 0, 4, 1) + rt.ones_like(a)[0], (A,)),
     "fft": (lambda a: rt.rfft(a, axis=-1), (A,)),
     "setitem_fresh": (lambda a: _setitem(a), (A,)),
@@ -81,8 +93,8 @@ def _setitem(a):
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_jit_equals_eager(name):
-    f, args = PROGRAMS[name]
-    check(f, *args)
+    f, args, *tol = PROGRAMS[name]
+    check(f, *args, rtol=tol[0] if tol else None)
 
 
 def test_replay_with_new_values_same_signature():

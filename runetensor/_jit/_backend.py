@@ -80,6 +80,7 @@ class JitBackend(Backend):
         self.name = f"jit{self.level}"
         self.steps: list[Step] = []
         self.nslots = 0
+        self.avals: list[Any] = []  # per slot: (shape, dtype, C-contiguous) of the witness, or None
 
     # ------------------------------------------------------------------ recording
     def _own(self, h: Any) -> bool:
@@ -88,6 +89,11 @@ class JitBackend(Backend):
     def _new(self, val: Any) -> Var:
         v = Var(self, self.nslots, val)
         self.nslots += 1
+        try:
+            P = self.parent
+            self.avals.append((tuple(val.shape), P.dtype(val), P.is_c_contiguous(val)))
+        except Exception:  # not an array of the parent backend: never fused
+            self.avals.append(None)
         return v
 
     def input(self, val: Any) -> Var:

@@ -19,25 +19,50 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
 import warnings
 from typing import Any
 
-from .. import _dtypes as D
-from ._backend import Step
+import numpy as np
 
-_BIN = {"add": "({a} + {b})", "sub": "({a} - {b})", "mul": "({a} * {b})", "div": "({a} / {b})",
-        "maximum": "(({a} >= {b} || {a} != {a}) ? {a} : {b})",
-        "minimum": "(({a} <= {b} || {a} != {a}) ? {a} : {b})"}
-_UN = {"neg": "(-{a})", "abs": "{fabs}({a})", "sqrt": "{sqrt}({a})"}
-_CTYPE = {D.float32: "float", D.float64: "double"}
+from .. import _dtypes as D
+from ._backend import WRITES, Step
+
+# C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
+_CTYPE = {D.float32: "float", D.float64: "double", D.int8: "int8_t", D.int16: "int16_t", D.int32: "int32_t",
+          D.int64: "int64_t", D.uint8: "uint8_t", D.uint16: "uint16_t", D.uint32: "uint32_t", D.uint64: "uint64_t",
+          D.bool: "uint8_t"}
+_FLOAT = (D.float32, D.float64)
+_INT = (D.int8, D.int16, D.int32, D.int64, D.uint8, D.uint16, D.uint32, D.uint64)
+_UT = {D.int8: "uint32_t", D.int16: "uint32_t", D.int32: "uint32_t", D.int64: "uint64_t", D.uint8: "uint32_t",
+       D.uint16: "uint32_t", D.uint32: "uint32_t", D.uint64: "uint64_t"}
+_IMIN = {D.int32: "INT32_MIN", D.int64: "INT64_MIN"}
+_ILIM = {D.int32: "0x1p31", D.int64: "0x1p63"}
+
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+# float binary ops: correctly rounded; maximum/minimum follow NumPy (NaN propagates, ties keep the first)
+_FBIN = {"add": "({a} + {b})", "sub": "({a} - {b})", "mul": "({a} * {b})", "div": "({a} / {b})",
+         "maximum": "(({a} >= {b} || {a} != {a}) ? {a} : {b})",
+         "minimum": "(({a} <= {b} || {a} != {a}) ? {a} : {b})"}
+_IBIN = {"add": "+", "sub": "-", "mul": "*"}
+_BITS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+_LOGIC = {"logical_and": "&&", "logical_or": "||"}
+#: transcendentals, evaluated by the C library in double (float32: then rounded once); the bound vs
+#: eager is tested over the float32 range in tests/test_jit.py (docs/jit.md)
+TRANSCENDENTAL = ("exp", "log", "sin", "cos", "tanh", "expm1", "log1p")
+_FUN = {"sqrt": None, "neg": None, "abs": None}
+_REDUCE = {"reduce.sum": "sum", "reduce.max": "max", "reduce.min": "min"}
 
 _CC_STATE: dict = {}
 _WARNED: list = []
 _MEM: dict[str, Any] = {}
+#: turned off by tests to compare the fused and replayed programs
+ENABLED = True
 
 
 def clear_memory_cache() -> None:
@@ -76,108 +101,424 @@ def _warn(reason: str) -> None:
                       f"programs", RuntimeWarning, stacklevel=4)
 
 
-def _fusable(s: Step) -> bool:
-    if s.aval is None or s.aval[1] not in _CTYPE or not s.aval[2]:
-        return False
-    kind = s.params.get("kind")
-    return (kind == "binary" and s.name in _BIN) or (kind == "unary" and s.name in _UN)
+def _avx2() -> bool:
+    """Whether this CPU has AVX2 (vector kernels and glibc's vector math library, libmvec)."""
+    st = _CC_STATE.get("avx2")
+    if st is None:
+        try:
+            with open("/proc/cpuinfo") as fh:
+                st = " avx2" in fh.read(200000) and platform.machine() in ("x86_64", "AMD64")
+        except OSError:
+            st = False
+        _CC_STATE["avx2"] = st
+    return st
 
 
 def _literal(v: Any, d: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    """An exact C literal of Python scalar ``v`` in dtype ``d`` (NumPy's conversion), or None."""
+    if isinstance(v, bool):
+        v = int(v)
+    if not isinstance(v, (int, float)):
+        return None
+    if d in _INT:
+        if not isinstance(v, int):
+            return None
+        info = np.iinfo(np.dtype(d.name))
+        if not info.min <= v <= info.max:
+            return None
+        return f"(({_CTYPE[d]}){v}{'ULL' if v > 0 else 'LL'})" if v != info.min else f"(({_CTYPE[d]})({v + 1}LL - 1))"
+    if d not in _FLOAT:
         return None
     f = float(v)
-    if f != f:
-        return "(0.0/0.0)" if d is D.float64 else "(0.0f/0.0f)"
-    if f in (float("inf"), float("-inf")):
-        return ("-" if f < 0 else "") + ("(1.0/0.0)" if d is D.float64 else "(1.0f/0.0f)")
-    if isinstance(v, int) and float(v) != v:
+    if isinstance(v, int) and f != v:
         return None
-    return f"(({_CTYPE[d]}){f.hex()})" if d is D.float32 else f"({f.hex()})"
+    if f != f:
+        return "((double)NAN)" if d is D.float64 else "((float)NAN)"
+    if f in (float("inf"), float("-inf")):
+        return ("-" if f < 0 else "") + ("((double)INFINITY)" if d is D.float64 else "((float)INFINITY)")
+    return f"((float){f.hex()})" if d is D.float32 else f"({f.hex()})"
 
 
-def _groups(steps: list[Step], out_slots: set) -> list[tuple[int, int]]:
-    """``[(start, stop)]`` of runs of at least two consecutive fusable steps of one shape and dtype."""
-    res = []
-    i = 0
-    n = len(steps)
-    while i < n:
-        if not _fusable(steps[i]):
-            i += 1
-            continue
-        j = i + 1
-        while j < n and _fusable(steps[j]) and steps[j].aval[:2] == steps[i].aval[:2]:
-            j += 1
-        if j - i >= 2:
-            res.append((i, j))
-        i = j
-    return res
+class _Op:
+    """One fusable step: its C expression builder, result dtype and operand dtypes."""
+
+    __slots__ = ("step", "dtype", "in_dtypes", "red")
+
+    def __init__(self, step: Step, dtype: Any, in_dtypes: list, red: str | None = None):
+        self.step = step
+        self.dtype = dtype
+        self.in_dtypes = in_dtypes
+        self.red = red
 
 
-def _emit(group: list[Step], later_reads: set, out_slots: set) -> tuple[str, list, list] | None:
-    """(C source, input operands (slot or constant), output slots) of one group, or None."""
-    d = group[0].aval[1]
+def _dt_of(spec: tuple, avals: list, P: Any) -> Any:
+    k, v = spec
+    if k == "s":
+        a = avals[v] if v < len(avals) else None
+        return None if a is None else a[1]
+    if hasattr(v, "shape") and not isinstance(v, (int, float, bool)):
+        try:
+            return P.dtype(v)
+        except Exception:
+            return None
+    return "scalar"
+
+
+def _classify(s: Step, avals: list, P: Any) -> _Op | None:
+    """The fusable view of step ``s``, or None (it replays)."""
+    if s.aval is None or type(s.outs) is not int or s.name in WRITES:
+        return None
+    shape, d, contig = s.aval
+    if d not in _CTYPE or not contig or 0 in shape:
+        return None
+    ds = [_dt_of(sp, avals, P) for sp in s.ins]
+    if any(x is None for x in ds):
+        return None
+    name = s.name
+    kind = s.params.get("kind")
+    red = _REDUCE.get(name)
+    if red is not None:
+        x = ds[0]
+        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        axes = tuple(sorted(a % nd for a in s.params["axes"])) if nd > 0 else ()
+        if x is not d or d not in _FLOAT or nd <= 0 or not axes or axes != tuple(range(nd - len(axes), nd)):
+            return None
+        return _Op(s, d, [x], red)
+    if kind == "binary":
+        od = [x for x in ds if x != "scalar"]
+        if not od or any(x is not od[0] for x in od):
+            return None
+        x = od[0]
+        ok = ((x in _FLOAT and name in _FBIN and d is x) or
+              (x in _INT and (name in _IBIN or name in _BITS or name in ("maximum", "minimum")) and d is x) or
+              (x is D.bool and (name in _BITS or name in _LOGIC) and d is D.bool) or
+              (x in _CTYPE and x is not D.bool and name in _CMP and d is D.bool) or
+              (x is D.bool and name in _LOGIC and d is D.bool))
+        return _Op(s, d, [x, x]) if ok else None
+    if kind == "unary":
+        x = ds[0]
+        if x is not d:
+            return None
+        if (x in _FLOAT and name in _FUN) or (x is D.float32 and name in TRANSCENDENTAL):
+            return _Op(s, d, [x])
+        if x in _INT and name == "neg":
+            return _Op(s, d, [x])
+        return None
+    if name == "where":
+        if ds[0] is not D.bool:
+            return None
+        od = [x for x in ds[1:] if x != "scalar"]
+        if not od or any(x is not d for x in od) or d is D.bool:
+            return None
+        return _Op(s, d, [D.bool, d, d])
+    if name == "cast":
+        x = ds[0]
+        if x not in _CTYPE or x == "scalar":
+            return None
+        if x in _FLOAT and d in _INT and d not in _IMIN:
+            return None  # float -> narrow int: NumPy's result is platform-specific; replayed
+        return _Op(s, d, [x])
+    return None
+
+
+def _expr(op: _Op, a: list) -> str:
+    s = op.step
+    name = s.name
+    d = op.dtype
     T = _CTYPE[d]
-    fabs, sqrt = ("fabsf", "sqrtf") if d is D.float32 else ("fabs", "sqrt")
-    shape = group[0].aval[0]
+    if name == "where":
+        return f"({a[0]} ? {a[1]} : {a[2]})"
+    if name == "cast":
+        x = op.in_dtypes[0]
+        if d is D.bool:
+            return f"((uint8_t)({a[0]} != 0))"
+        if x in _FLOAT and d in _INT:
+            # the contract: truncation; NaN and infinities give 0; finite values out of range give the
+            # minimum (what the x86 conversion, hence eager NumPy, gives), never C's undefined cast
+            lim = _ILIM[d]
+            return (f"(({a[0]} != {a[0]} || fabs((double){a[0]}) == (double)INFINITY) ? ({T})0 : "
+                    f"(((double){a[0]} < {lim} && (double){a[0]} > -{lim}) ? ({T}){a[0]} : "
+                    f"(((double){a[0]} == -{lim}) ? ({T}){a[0]} : ({T}){_IMIN[d]})))")
+        return f"(({T}){a[0]})"
+    kind = s.params.get("kind")
+    if kind == "binary":
+        x = op.in_dtypes[0]
+        if name in _CMP:
+            return f"((uint8_t)({a[0]} {_CMP[name]} {a[1]}))"
+        if name in _LOGIC:
+            return f"((uint8_t)({a[0]} {_LOGIC[name]} {a[1]}))"
+        if name in _BITS:
+            return f"(({T})({a[0]} {_BITS[name]} {a[1]}))"
+        if x in _FLOAT:
+            return _FBIN[name].format(a=a[0], b=a[1])
+        if name in ("maximum", "minimum"):
+            c = ">=" if name == "maximum" else "<="
+            return f"(({a[0]} {c} {a[1]}) ? {a[0]} : {a[1]})"
+        U = _UT[x]
+        return f"(({T})(({U}){a[0]} {_IBIN[name]} ({U}){a[1]}))"
+    # unary
+    if d in _INT:  # neg: wraps (NumPy's -INT_MIN == INT_MIN)
+        return f"(({T})(0u - ({_UT[d]}){a[0]}))"
+    if name == "neg":
+        return f"(-{a[0]})"
+    if name == "abs":
+        return f"fabs{'f' if d is D.float32 else ''}({a[0]})"
+    if name == "sqrt":
+        return f"sqrt{'f' if d is D.float32 else ''}({a[0]})"
+    if d is D.float32:
+        return f"((float){name}((double){a[0]}))"
+    return f"{name}({a[0]})"
+
+
+class Group:
+    """Fusable steps of one result shape, in program order, executed at the position of the last."""
+
+    def __init__(self, shape: tuple):
+        self.shape = shape
+        self.ops: list[_Op] = []
+        self.slots: set = set()
+        self.closed = False
+
+    @property
+    def red(self) -> _Op | None:
+        return self.ops[-1] if self.ops and self.ops[-1].red else None
+
+    def worth(self) -> bool:
+        n = len(self.ops)
+        if self.red is not None:
+            return True
+        return n >= 2 or (n == 1 and self.ops[0].step.name in TRANSCENDENTAL)
+
+
+def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
+    """Dependency-aware grouping (a linear scan): a fusable step joins the open group of its result
+    shape; a group closes when a step outside it (or a write) reads one of its results, at a write,
+    or after a reduction (which ends a chain).  A closed group runs where its last step was: only its
+    members move, later, past steps that do not read them, and never past a write."""
+    closed: list[Group] = []
+    open_: dict[tuple, Group] = {}
+    member: dict[int, Group] = {}  # slot -> its open group
+
+    def close(g: Group) -> None:
+        if not g.closed:
+            g.closed = True
+            open_.pop(g.shape, None)
+            if g.worth():
+                closed.append(g)
+            for o in g.ops:
+                member.pop(o.step.outs, None)
+
+    for s in steps:
+        op = _classify(s, avals, P)
+        reads = [v for k, v in s.ins if k == "s"]
+        if s.name in WRITES:
+            for g in list(open_.values()):
+                close(g)
+            continue
+        if op is not None and op.red is not None:
+            g = member.get(s.ins[0][1]) if s.ins[0][0] == "s" else None
+            src_shape = avals[s.ins[0][1]][0]
+            if g is None or g.shape != src_shape:
+                if g is not None:
+                    close(g)
+                g = Group(src_shape)
+            g.ops.append(op)
+            g.slots.add(s.outs)
+            close(g)
+            continue
+        shape = s.aval[0] if op is not None else None
+        for v in reads:
+            g = member.get(v)
+            if g is not None and (op is None or g.shape != shape):
+                close(g)
+        if op is None:
+            continue
+        g = open_.get(shape)
+        if g is None:
+            g = open_[shape] = Group(shape)
+        g.ops.append(op)
+        g.slots.add(s.outs)
+        member[s.outs] = g
+    for g in list(open_.values()):
+        close(g)
+    return closed
+
+
+def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n1: int) -> str:
+    """How input ``spec`` is read in the (n0, n1) loop: "1" (unit stride), "0" (broadcast along the
+    row) or "g" (a general stride, passed at run time)."""
+    k, v = spec
+    if k == "s":
+        a = avals[v]
+        if a is None or not a[2]:
+            return "g"
+        ishape = a[0]
+    else:
+        ishape = tuple(v.shape)
+        if not P.is_c_contiguous(v):
+            return "g"
+    isz = np.dtype(dt.name).itemsize if dt is not D.bool else 1
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), ishape,
+                                           _c_strides(ishape, isz), writeable=False)
+    from .._backend._jitrun import as2d_strides
+    st = as2d_strides(fake, shape, n0, n1)
+    if st is None:
+        return "g"
+    return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
+
+
+def _c_strides(shape: tuple, isz: int) -> tuple:
+    st = []
+    acc = isz
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tuple | None:
+    """(C source, input operands, their dtypes, output slots, loop shape (n0, n1)) of group ``g``."""
+    red = g.red
+    shape = g.shape
+    if red is not None:
+        nd = len(shape)
+        k = len(red.step.params["axes"])
+        n0, n1 = math.prod(shape[:nd - k]), math.prod(shape[nd - k:])
+    else:
+        n1 = shape[-1] if shape else 1
+        n0 = math.prod(shape[:-1]) if shape else 1
     made: dict[int, str] = {}
     ins: list = []
+    in_dts: list = []
+    pats: list = []
     in_names: dict[Any, str] = {}
-    body = []
-    for s in group:
+    body: list[str] = []
+    elem = [o for o in g.ops if o.red is None]
+    for o in elem:
+        s = o.step
         args = []
-        for k, v in s.ins:
-            if k == "s" and v in made:
+        for (k_, v), dt in zip(s.ins, o.in_dtypes):
+            if k_ == "s" and v in made:
                 args.append(made[v])
                 continue
-            if k == "c" and not hasattr(v, "shape"):
-                lit = _literal(v, d)
+            if k_ == "c" and not hasattr(v, "shape"):
+                lit = _literal(v, dt)
                 if lit is None:
                     return None
                 args.append(lit)
                 continue
-            key = (k, v if k == "s" else id(v))
+            key = (k_, v if k_ == "s" else id(v))
             nm = in_names.get(key)
             if nm is None:
-                nm = in_names[key] = f"x{len(ins)}"
-                ins.append((k, v))
+                j = len(ins)
+                nm = in_names[key] = f"x{j}"
+                ins.append((k_, v))
+                in_dts.append(dt)
+                pats.append(_pattern((k_, v), dt, avals, P, shape, n0, n1))
             args.append(nm)
         tv = f"t{s.outs}"
-        if s.params["kind"] == "binary":
-            expr = _BIN[s.name].format(a=args[0], b=args[1])
-        else:
-            expr = _UN[s.name].format(a=args[0], fabs=fabs, sqrt=sqrt)
-        body.append(f"      const {T} {tv} = {expr};")
+        body.append(f"const {_CTYPE[o.dtype]} {tv} = {_expr(o, args)};")
         made[s.outs] = tv
-    outs = [s.outs for s in group if s.outs in later_reads or s.outs in out_slots]
-    if not outs:
+    outs = [o.step.outs for o in elem if o.step.outs in later_reads or o.step.outs in out_slots]
+    racc = None
+    if red is not None:
+        src = red.step.ins[0]
+        if src[0] == "s" and src[1] in made:
+            racc = made[src[1]]
+        else:
+            key = (src[0], src[1] if src[0] == "s" else id(src[1]))
+            if key not in in_names:
+                in_names[key] = f"x{len(ins)}"
+                ins.append(src)
+                in_dts.append(red.dtype)
+                pats.append(_pattern(src, red.dtype, avals, P, shape, n0, n1))
+            racc = in_names[key]
+    elif not outs:
         return None
     params = ["long n0", "long n1"]
-    loads = []
-    for j in range(len(ins)):
-        params.append(f"const {T}* x{j}p, long x{j}a, long x{j}b")
-        loads.append(f"      const {T} x{j} = x{j}p[r * x{j}a + c * x{j}b];")
-    for j in range(len(outs)):
-        params.append(f"{T}* restrict y{j}p")
-    stores = [f"      y{j}p[r * n1 + c] = t{o};" for j, o in enumerate(outs)]
-    # a unit-stride (or broadcast-scalar) inner loop the compiler can vectorise, else the general one
-    unit = " && ".join(f"x{j}b == 1" for j in range(len(ins))) or "1"
-    loads1 = [f"      const {T} x{j} = x{j}p[r * x{j}a + c];" for j in range(len(ins))]
-    src = ("#include <math.h>\n"
-           f"void kernel({', '.join(params)}) {{\n"
-           f"  if ({unit}) {{\n"
-           "  for (long r = 0; r < n0; r++) {\n"
-           "    for (long c = 0; c < n1; c++) {\n"
-           + "\n".join(loads1 + body + stores) + "\n    }\n  }\n  return;\n  }\n"
-           "  for (long r = 0; r < n0; r++) {\n"
-           "    for (long c = 0; c < n1; c++) {\n"
-           + "\n".join(loads + body + stores) + "\n    }\n  }\n}\n")
-    del shape
-    return src, ins, outs
+    for j, (dt, pt) in enumerate(zip(in_dts, pats)):
+        extra = f", long x{j}b" if pt == "g" else ""
+        params.append(f"const {_CTYPE[dt]}* restrict x{j}p, long x{j}a{extra}")
+    for j, o in enumerate(outs):
+        params.append(f"{_CTYPE[avals[o][1]]}* restrict y{j}p")
+    if red is not None:
+        params.append("double* restrict red")
+
+    def loads(cv: str) -> list[str]:
+        res = []
+        for j, (dt, pt) in enumerate(zip(in_dts, pats)):
+            idx = {"1": f"r * x{j}a + {cv}", "0": f"r * x{j}a", "g": f"r * x{j}a + {cv} * x{j}b"}[pt]
+            res.append(f"const {_CTYPE[dt]} x{j} = x{j}p[{idx}];")
+        return res
+
+    def stores(cv: str) -> list[str]:
+        return [f"y{j}p[r * n1 + {cv}] = t{o};" for j, o in enumerate(outs)]
+
+    lines = ["#include <math.h>", "#include <stdint.h>"]
+    if _avx2():
+        # glibc's vector math (libmvec, <= 4 ulp in double per its manual): used when the loop vectorises
+        for f in TRANSCENDENTAL:
+            lines.append(f"#ifdef RT_MVEC\n__attribute__((simd(\"notinbranch\"))) extern double {f}(double);\n#endif")
+    lines.append(f"void kernel({', '.join(params)}) {{")
+    lines.append("  for (long r = 0; r < n0; r++) {")
+    if red is None:
+        lines.append("    for (long c = 0; c < n1; c++) {")
+        lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append("    }")
+    else:
+        rop = red.red
+        # per row, blocks of 256 columns: one vectorisable loop computes the chain into buf (and
+        # stores what is written out), then the block is reduced
+        lines.append("    double buf[256];")
+        if rop == "sum":
+            # element c goes to lane c % 8 (8 lanes, in order), except a row's last n1 % 8 elements,
+            # which go to `tail`; lanes combined pairwise, then + tail: all in double
+            lines.append("    double a[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};")
+            lines.append("    double tail = 0.0;")
+        else:
+            lines.append("    double m = 0.0;")
+        lines.append("    for (long b0 = 0; b0 < n1; b0 += 256) {")
+        lines.append("      const long nb = (n1 - b0 < 256) ? n1 - b0 : 256;")
+        lines.append("      for (long i = 0; i < nb; i++) {")
+        lines.append("        const long c = b0 + i;")
+        lines += ["        " + x for x in loads("c") + body + stores("c")]
+        lines.append(f"        buf[i] = (double){racc};")
+        lines.append("      }")
+        if rop == "sum":
+            lines.append("      const long n8 = nb & ~7L;")
+            lines.append("      for (long j = 0; j < n8; j += 8)")
+            lines.append("        for (int l = 0; l < 8; l++) a[l] = a[l] + buf[j + l];")
+            lines.append("      for (long j = n8; j < nb; j++) tail = tail + buf[j];")
+        else:
+            rel = ">" if rop == "max" else "<"
+            # NaN propagates (sticks); ties keep the first (exact: max/min round nothing)
+            lines.append("      for (long i = 0; i < nb; i++) {")
+            lines.append("        const double v = buf[i];")
+            lines.append(f"        if ((b0 == 0 && i == 0) || (m == m && (v != v || v {rel} m))) m = v;")
+            lines.append("      }")
+        lines.append("    }")
+        if rop == "sum":
+            lines.append("    red[r] = (((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))) + tail;")
+        else:
+            lines.append("    red[r] = m;")
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n", ins, in_dts, pats, outs, (n0, n1)
+
+
+def _compile(cc: str, tmp_c: str, tmp_so: str, mvec: bool) -> subprocess.CompletedProcess:
+    flags = ["-O3", "-fno-fast-math", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
+    if _avx2():
+        flags += ["-mavx2"]
+    if mvec:
+        flags += ["-DRT_MVEC"]
+    libs = ["-lmvec", "-lm"] if mvec else ["-lm"]
+    return subprocess.run([cc, *flags, "-o", tmp_so, tmp_c, *libs], capture_output=True, text=True, timeout=60)
 
 
 def _load(src: str) -> Any:
-    h = hashlib.sha256(src.encode()).hexdigest()[:32]
+    """The compiled kernel of ``src`` (memory cache, then disk cache, then the compiler), or None."""
+    h = hashlib.sha256((src + f"|avx2={_avx2()}").encode()).hexdigest()[:32]
     fn = _MEM.get(h)
     if fn is not None:
         return fn
@@ -200,8 +541,13 @@ def _load(src: str) -> Any:
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(src)
-            r = subprocess.run([cc, "-O2", "-fno-fast-math", "-ffp-contract=off", "-shared", "-fPIC",
-                                "-o", tmp_so, tmp_c, "-lm"], capture_output=True, text=True, timeout=120)
+            r = None
+            if _avx2() and _CC_STATE.get("mvec", True):
+                r = _compile(cc, tmp_c, tmp_so, True)
+                if r.returncode != 0:
+                    _CC_STATE["mvec"] = False  # no libmvec: scalar libm calls from now on
+            if r is None or r.returncode != 0:
+                r = _compile(cc, tmp_c, tmp_so, False)
             if r.returncode != 0:
                 _warn(f"{cc} failed: {r.stderr.strip()[:300]}")
                 return None
@@ -226,35 +572,64 @@ def _load(src: str) -> Any:
     return fn
 
 
+def _replayer(members: list[Step], in_specs: list, outs: list) -> Any:
+    """Runs a group's original steps (the fallback of a fused step)."""
+    def run(*xs: Any) -> tuple:
+        env: dict = {("s", v) if k == "s" else ("c", id(v)): x for (k, v), x in zip(in_specs, xs)}
+        for s in members:
+            args = []
+            for k, v in s.ins:
+                key = ("s", v) if k == "s" else ("c", id(v))
+                args.append(env[key] if key in env else v)
+            env[("s", s.outs)] = s.fn(*args)
+        return tuple(env[("s", o)] for o in outs)
+    return run
+
+
 def fuse_program(prog: Any) -> int:
-    """Replace the fusable runs of ``prog.steps`` by compiled steps; the number of kernels made."""
-    if cache_dir() is None:
+    """Replace the fusable groups of ``prog.steps`` by compiled steps; the number of kernels made."""
+    if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
         return 0
     steps = prog.steps
+    avals = prog.avals
     out_slots = {v for k, v, _ in prog.outs if k == "s"}
-    groups = _groups(steps, out_slots)
+    groups = _groups(steps, avals, prog.P, out_slots)
     if not groups:
         return 0
     from .._backend._jitrun import make_runner
-    new: list[Step] = []
+    replace: dict[int, Step] = {}  # id of a group's last step -> the fused step
+    drop: set = set()
     made = 0
-    pos = 0
-    for a, b in groups:
+    for g in groups:
+        ids = {id(o.step) for o in g.ops}
         later: set = set()
-        for s in steps[b:]:
-            later.update(v for k, v in s.ins if k == "s")
-        em = _emit(steps[a:b], later, out_slots)
+        for s in steps:
+            if id(s) not in ids:
+                later.update(v for k, v in s.ins if k == "s")
+        em = _emit(g, later, out_slots, avals, prog.P)
         fn = None if em is None else _load(em[0])
         if fn is None:
             continue
-        src, ins, outs = em
-        new.extend(steps[pos:a])
-        shape, d = steps[a].aval[0], steps[a].aval[1]
-        st = Step("fused", make_runner(fn, shape, d, len(outs)), tuple(ins), tuple(outs),
-                  {"n_ops": b - a, "source": src})
-        new.append(st)
-        pos = b
+        src, ins, in_dts, pats, outs, loop = em
+        red = g.red
+        rinfo = None
+        res = list(outs)
+        if red is not None:
+            axes = red.step.params["axes"]
+            rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape))
+            res.append(red.step.outs)
+        members = [o.step for o in g.ops]
+        run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
+                          _replayer(members, ins, res))
+        st = Step("fused", run, tuple(ins), tuple(res), {"n_ops": len(g.ops), "source": src})
+        replace[id(members[-1])] = st
+        drop |= ids
         made += 1
-    new.extend(steps[pos:])
+    new = []
+    for s in steps:
+        if id(s) in replace:
+            new.append(replace[id(s)])
+        elif id(s) not in drop:
+            new.append(s)
     prog.steps = new
     return made

@@ -37,6 +37,7 @@ class Program:
         self.P = P
         self.n_in = n_in
         self.nslots = B.nslots
+        self.avals = B.avals
         self.outs = outs
         self.out_tree = out_tree
         self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"})
