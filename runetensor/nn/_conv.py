@@ -704,14 +704,19 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
 
     pool = custom_vjp(fun)
 
-    def fwd(x: Tensor) -> tuple[Tensor, Tensor]:
-        return pool(x), x
+    def fwd(x: Tensor) -> tuple[Tensor, tuple]:
+        be = x._backend
+        if be.level != 0:
+            return pool(x), (x, None)            # at the level below: its own rule again
+        kept = chain(be, x)
+        return wrap(kept[3][-1], x._dtype, be), (x, kept)
 
-    def bwd(x: Tensor, g: Tensor) -> tuple[Tensor]:
+    def bwd(res: tuple, g: Tensor) -> tuple[Tensor]:
+        x, kept = res
         be = g._backend
-        if be.level != 0 or x._backend is not be:
+        if be.level != 0 or x._backend is not be or kept is None:
             return _vjp(traced, x)[1](g)
-        xp, off, vs, accs = chain(be, x)
+        xp, off, vs, accs = kept
         dt = x._dtype
         ct = g._data
         cts = be.empty((kk,) + lead + out, dt)
