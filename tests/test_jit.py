@@ -360,3 +360,174 @@ def test_compiled_large_chunks_bit_identical(shape, tmp_path, monkeypatch):
     jf(*args)
     same(jf(*args), f(*args))
     assert rt.jit_stats(jf)["compiles"] == 1
+
+
+# ---------------------------------------------------------------------------
+# part 2: grouped fusion, transcendentals' ulp bound, casts/ints/NaN, reductions, random chains
+# ---------------------------------------------------------------------------
+#: max ulp distance from eager (NumPy's float32 loops) over the float32 range (docs/jit.md)
+ULP_BOUND = {"sin": 1, "cos": 1, "tanh": 1, "exp": 2, "expm1": 2, "log1p": 2, "log": 3}
+
+
+def _ordered(a):
+    i = a.view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def _kernels(jf):
+    prog = next(iter(jf._jit.cache.values()))
+    return [s for s in prog.steps if s.name == "fused"]
+
+
+@needs_cc
+@pytest.mark.parametrize("op", sorted(ULP_BOUND))
+def test_transcendental_ulp_bound_over_float32_range(op, tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    bits = np.random.default_rng(0).integers(0, 2**32, 10**6, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32).copy()  # every exponent: subnormals, inf, nan included
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38]
+    g = getattr(rt, op)
+    jf = rt.jit(lambda t: g(t))
+    X = rt.asarray(x)
+    with np.errstate(all="ignore"):
+        want = N(g(X))
+        jf(X)
+        got = N(jf(X))
+    assert len(_kernels(jf)) == 1
+    assert np.array_equal(np.isnan(want), np.isnan(got))
+    m = ~np.isnan(want)
+    assert np.abs(_ordered(want[m]) - _ordered(got[m])).max() <= ULP_BOUND[op]
+
+
+@needs_cc
+def test_grouped_fusion_non_consecutive_and_shared(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+
+    def f(a, b, m):
+        u = a * b                 # used by the group and by the matmul: written out
+        v = m @ m                 # a library call between group members
+        w = rt.where(u > 0, u, -a) + rt.sqrt(rt.abs(b))
+        return w * 2, v, u @ m
+    args = (R([8, 8], 1, rt.float32), R([8, 8], 2, rt.float32), R([8, 8], 3, rt.float32))
+    jf = check(f, *args)
+    assert 1 <= len(_kernels(jf)) <= 2
+
+
+@needs_cc
+def test_casts_ints_and_nan_follow_the_contract(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    f32 = rt.asarray(np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.7, -2.7, -2147483648.0, 1e30, 0.5],
+                              np.float32))
+    f64 = rt.astype(f32, rt.float64)
+    i32 = rt.asarray(np.array([2**31 - 1, -2**31, 5, -7, 0, 1, 2, 3, 4, 9], np.int32))
+    u16 = rt.asarray(np.array([65535, 0, 1, 300, 2, 3, 4, 5, 6, 7], np.uint16))
+    fns = [
+        lambda x: rt.astype(x * 1.0, rt.int32) + 0,             # float -> int: NaN/inf -> 0, out of range
+        lambda x: rt.astype(x * 1.0, rt.int64) - 0,
+        lambda x: rt.astype(x + 1, rt.int8) * 3,                # narrow: replayed, still equal
+        lambda x: rt.astype(rt.astype(x, rt.float64) * 2, rt.float32) - x,
+        lambda x: rt.maximum(x, x * 0 + 1) - rt.minimum(x, -x),  # NaN propagates
+    ]
+    for fn in fns:
+        for x in (f32, f64):
+            with np.errstate(all="ignore"):
+                check(fn, x)
+    ints = [
+        lambda i: i * i + i - (-i),                             # wraps, no signed overflow UB
+        lambda i: rt.maximum(i, i * 3) + rt.astype(i > 2, rt.int32),
+        lambda i: (i // (i - i)) + i % (i * 0) + (i << 3) + (i >> 40),  # division by zero, shifts: replayed
+    ]
+    for fn in ints[:2]:
+        check(fn, i32)
+        check(fn, u16)
+    with np.errstate(all="ignore"):
+        try:
+            want = ints[2](i32)
+        except Exception as e:  # noqa: BLE001 - whatever eager does, jit does too
+            with pytest.raises(type(e)):
+                rt.jit(ints[2])(i32)
+        else:
+            same(rt.jit(ints[2])(i32), want)
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_reductions_at_chain_end(dtype, tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    x = rt.randn(dtype, [37, 301], seed=4)
+    y = rt.randn(dtype, [301], seed=5)
+    fm = lambda a, b: (rt.max(a * b + 1, [1]), rt.min(rt.abs(a) - b, None), rt.max(a * b, [0, 1], keepdims=True))  # noqa: E731
+    jf = check(fm, x, y)  # max/min: exact
+    assert len(_kernels(jf)) == 3
+    fs = lambda a, b: (rt.sum(a * b - a, [1]), rt.sum(rt.sqrt(rt.abs(a)) * b))  # noqa: E731
+    jf = rt.jit(fs)
+    jf(x, y)
+    for w, g in zip(fs(x, y), jf(x, y)):
+        w, g = N(w), N(g)
+        bound = 64 * np.finfo(N(x).dtype).eps * np.abs(N(x)).sum()
+        assert w.shape == g.shape and np.abs(w - g).max() <= bound
+    z = N(x).copy()
+    z[3, 7] = np.nan
+    nz = rt.asarray(z)
+    got = rt.jit(lambda a: rt.max(a * 2, [1]))(nz)
+    assert np.isnan(N(got)[3]) and not np.isnan(N(got)[2])
+
+
+@needs_cc
+def test_large_sum_threads(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    x = rt.randn(rt.float32, [1 << 20], seed=6)
+    f = lambda a: rt.sum(a * a + 1)  # noqa: E731
+    jf = rt.jit(f)
+    jf(x)
+    want = float(np.sum(N(x).astype(np.float64) ** 2 + 1))
+    assert abs(float(jf(x)) - want) <= 2 * np.spacing(np.float32(want))
+
+
+def test_float16_bfloat16_programs_replay():
+    for dt in (rt.float16, rt.bfloat16):
+        a, b = rt.astype(R([5, 6], 1), dt), rt.astype(R([6], 2), dt)
+        check(lambda x, y: rt.exp(x) * y - rt.maximum(x, y) + rt.astype(x, rt.float32)[0, 0], a, b)
+
+
+hyp = pytest.importorskip("hypothesis")
+st = hyp.strategies
+_UNARIES = [rt.sin, rt.cos, rt.exp, rt.tanh, rt.abs, lambda t: -t, lambda t: rt.sqrt(rt.abs(t))]
+_BINARIES = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / (rt.abs(b) + 1),
+             rt.maximum, rt.minimum, lambda a, b: rt.where(a > b, a, b * 2)]
+
+
+@needs_cc
+@hyp.settings(max_examples=25, deadline=None)
+@hyp.given(ops=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.integers(0, 3), st.integers(0, 3)),
+                        min_size=1, max_size=8),
+           dtype=st.sampled_from(["float32", "float64"]), bshape=st.sampled_from([[5, 7], [7], [5, 1], []]),
+           seed=st.integers(0, 100))
+def test_random_elementwise_chains(ops, dtype, bshape, seed):
+    dt = getattr(rt, dtype)
+    xs = [R([5, 7], seed, dt), R(bshape, seed + 1, dt), R([5, 7], seed + 2, dt)]
+
+    def f(a, b, c):
+        vals = [a, b, c]
+        for kind, k, i, j in ops:
+            if kind == 0:
+                vals.append(_UNARIES[k](vals[i % len(vals)]))
+            else:
+                vals.append(_BINARIES[k](vals[i % len(vals)], vals[j % len(vals)]))
+        return vals[-1], vals[len(vals) // 2]
+    transc = any(kind == 0 and k < 4 for kind, k, _, _ in ops)
+    check(f, *xs, rtol=(2e-5 if dtype == "float32" and transc else None))
+
+
+def test_dispatch_of_a_cache_hit_is_fast():
+    import time
+    x = R([8], 0, rt.float32)
+    f = rt.jit(lambda t: t + 1)
+    f(x)
+    best = 1.0
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(200):
+            f(x)
+        best = min(best, (time.perf_counter() - t0) / 200)
+    assert best < 100e-6  # ~8 us here (docs/jit.md); loose for loaded CI machines
