@@ -670,7 +670,7 @@ def _fma_sin_data(ctx):
 
 
 @workload("jit_fma_sin_1e7", "rt.jit of a*b + c*sin(d) on 1e7 float32 (compare with jit_fma_sin_1e7_eager; "
-                             "sin replays, the multiply-adds run as one compiled loop)")
+                             "one compiled loop, sin through glibc's vector math in double)", target=3.0)
 def _jit_fma_sin(ctx):
     rt = ctx.rt
     a, b, c, d = _fma_sin_data(ctx)
@@ -694,6 +694,73 @@ def _eager_fma_sin(ctx):
     a, b, c, d = _fma_sin_data(ctx)
     ra, rb, rc, rd = (rt.asarray(x) for x in (a, b, c, d))
     return {"numpy": lambda: a * b + c * ctx.np.sin(d), "runetensor": lambda: ra * rb + rc * rt.sin(rd)}
+
+
+def _rows_data(ctx):
+    shape = (4096, 1024) if not ctx.quick else (512, 1024)
+    return ctx.np.random.default_rng(5).standard_normal(shape).astype(ctx.np.float32)
+
+
+def _softmax(m, x):
+    e = m.exp(x - m.max(x, -1, keepdims=True))
+    return e / m.sum(e, -1, keepdims=True)
+
+
+def _layernorm(m, x):
+    mu = m.mean(x, -1, keepdims=True)
+    xc = x - mu
+    return xc / m.sqrt(m.mean(xc * xc, -1, keepdims=True) + 1e-5)
+
+
+def _rt_rows(rt):
+    class M:
+        exp, sqrt = rt.exp, rt.sqrt
+        max = staticmethod(lambda x, a, keepdims: rt.max(x, [a], keepdims=keepdims))
+        sum = staticmethod(lambda x, a, keepdims: rt.sum(x, [a], keepdims=keepdims))
+        mean = staticmethod(lambda x, a, keepdims: rt.mean(x, [a], keepdims=keepdims))
+    return M
+
+
+def _rows_workload(ctx, fn, jit: bool):
+    rt, np = ctx.rt, ctx.np
+    x = _rows_data(ctx)
+    rx = rt.asarray(x)
+    M = _rt_rows(rt)
+    def f(t):
+        return fn(M, t)
+    if jit:
+        f = rt.jit(f)
+        f(rx)  # trace and compile outside the timing
+    impls: dict[str, Callable[[], Any]] = {"numpy": lambda: fn(np, x), "runetensor": lambda: f(rx)}
+    if jit and ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx = jnp.asarray(x)
+        jf = jax.jit(lambda t: fn(jnp, t))
+        impls["jax"] = _jax(ctx, lambda: jf(jx))
+    return impls
+
+
+@workload("jit_softmax_4096x1024", "rt.jit of softmax over the last axis, (4096, 1024) float32 (compare with "
+                                   "jit_softmax_4096x1024_eager: the issue asks 2x eager)")
+def _jit_softmax(ctx):
+    return _rows_workload(ctx, _softmax, True)
+
+
+@workload("jit_softmax_4096x1024_eager", "the same softmax in eager runetensor")
+def _eager_softmax(ctx):
+    return _rows_workload(ctx, _softmax, False)
+
+
+@workload("jit_layernorm_4096x1024", "rt.jit of layer norm (no affine) over the last axis, (4096, 1024) float32 "
+                                     "(compare with jit_layernorm_4096x1024_eager: the issue asks 2x eager)")
+def _jit_layernorm(ctx):
+    return _rows_workload(ctx, _layernorm, True)
+
+
+@workload("jit_layernorm_4096x1024_eager", "the same layer norm in eager runetensor")
+def _eager_layernorm(ctx):
+    return _rows_workload(ctx, _layernorm, False)
 
 
 # ---------------------------------------------------------------------------
