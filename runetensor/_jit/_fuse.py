@@ -1,12 +1,10 @@
-"""The compiled fast path of ``rt.jit``: runs of consecutive elementwise steps become one C loop.
+"""The compiled fast path of ``rt.jit``: groups of elementwise steps become one C loop each.
 
-What fuses: consecutive steps (in program order, so no write can fall between them) that are
-``add sub mul div maximum minimum`` or ``neg abs sqrt`` on float32 or float64 operands of one
-dtype (Python scalars become exact C literals), all with the same result shape and C-contiguous
-results at trace time.  These operations are correctly rounded in IEEE 754, so with
-``-O2 -fno-fast-math -ffp-contract=off`` the loop gives eager's bits (``maximum``/``minimum``
-follow NumPy: NaN propagates, ``maximum(-0., 0.)`` is the first operand).  Intermediates used
-only inside the run stay in registers; the others are written out.  Everything else replays.
+What fuses (docs/jit.md, "What compiles"): a dependency-aware grouping of elementwise steps of one
+result shape (float32/float64 arithmetic, comparisons, where, casts, integer wrap arithmetic,
+float32 transcendentals evaluated in double by the C library), with a sum/max/min over all or
+trailing axes at the end of a chain.  Correctly rounded operations give eager's bits; the
+transcendentals' ulp bound vs eager and the reduction order are documented and tested.
 
 The C source is compiled with the system compiler (``$CC`` or ``cc``) into a shared library
 named by the source's hash, in ``$RUNETENSOR_JIT_CACHE`` (default: ``$XDG_CACHE_HOME`` or
