@@ -366,7 +366,7 @@ def test_compiled_large_chunks_bit_identical(shape, tmp_path, monkeypatch):
 # part 2: grouped fusion, transcendentals' ulp bound, casts/ints/NaN, reductions, random chains
 # ---------------------------------------------------------------------------
 #: max ulp distance from eager (NumPy's float32 loops) over the float32 range (docs/jit.md)
-ULP_BOUND = {"sin": 1, "cos": 1, "tanh": 1, "exp": 2, "expm1": 2, "log1p": 2, "log": 3}
+ULP_BOUND = {"sin": 2, "cos": 2, "tanh": 2, "exp": 3, "expm1": 3, "log1p": 2, "log": 3}
 
 
 def _ordered(a):
