@@ -481,7 +481,9 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
             lines.append("    double a[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};")
             lines.append("    double tail = 0.0;")
         else:
-            lines.append("    double m = 0.0;")
+            inf = "-INFINITY" if rop == "max" else "INFINITY"
+            lines.append(f"    double a[8] = {{{', '.join([inf] * 8)}}};")
+            lines.append("    int nn = 0;")
         lines.append("    for (long b0 = 0; b0 < n1; b0 += 256) {")
         lines.append("      const long nb = (n1 - b0 < 256) ? n1 - b0 : 256;")
         lines.append("      for (long i = 0; i < nb; i++) {")
@@ -496,16 +498,27 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
             lines.append("      for (long j = n8; j < nb; j++) tail = tail + buf[j];")
         else:
             rel = ">" if rop == "max" else "<"
-            # NaN propagates (sticks); ties keep the first (exact: max/min round nothing)
-            lines.append("      for (long i = 0; i < nb; i++) {")
-            lines.append("        const double v = buf[i];")
-            lines.append(f"        if ((b0 == 0 && i == 0) || (m == m && (v != v || v {rel} m))) m = v;")
+            # 8 lanes of selects (vectorised); NaN is tracked apart and wins (exact: max/min round
+            # nothing; which of -0. and 0. wins a tie is not specified)
+            lines.append("      const long n8 = nb & ~7L;")
+            lines.append("      for (long j = 0; j < n8; j += 8)")
+            lines.append("        for (int l = 0; l < 8; l++) {")
+            lines.append("          const double v = buf[j + l];")
+            lines.append(f"          a[l] = (v {rel} a[l]) ? v : a[l];")
+            lines.append("          nn |= (v != v);")
+            lines.append("        }")
+            lines.append("      for (long j = n8; j < nb; j++) {")
+            lines.append("        const double v = buf[j];")
+            lines.append(f"        a[0] = (v {rel} a[0]) ? v : a[0];")
+            lines.append("        nn |= (v != v);")
             lines.append("      }")
         lines.append("    }")
         if rop == "sum":
             lines.append("    red[r] = (((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))) + tail;")
         else:
-            lines.append("    red[r] = m;")
+            lines.append("    double m = a[0];")
+            lines.append(f"    for (int l = 1; l < 8; l++) m = (a[l] {rel} m) ? a[l] : m;")
+            lines.append("    red[r] = nn ? (double)NAN : m;")
     lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n", ins, in_dts, pats, outs, (n0, n1)
