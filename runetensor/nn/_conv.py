@@ -148,44 +148,52 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
         out.append((sp[i] + sum(pads[i]) - eff) // st[i] + 1)
     kk = math.prod(ks)
     out = tuple(out)
+    b = None
+    if bias is not None:
+        b = _t(bias, fname, x)
+        if b.shape != (cout,):
+            raise ValueError(f"{fname}: bias of shape {b.shape} does not match the {cout} output channels; "
+                             f"expected shape ({cout},)")
+    # the custom rules take the bias too (added in place, its gradient one reduction) when of x's dtype
+    custom = x.dtype is w.dtype and x.dtype.is_inexact and n > 0 and (b is None or b.dtype is x.dtype)
+    args = (x, w) if b is None else (x, w, b)
+    need = tuple(carries_derivative(a) for a in args)
     if out[-1] < _BATCH_LAST_BELOW and c * kk > cout:
         # small images: im2col with the batch axis last, (C*K, L*N), so that the copies and col2im's adds
         # run over N contiguous elements; one matrix product per group, then (C_out, out..., N) moved to
         # (N, C_out, out...) by one copy
-        if x.dtype is w.dtype and x.dtype.is_inexact and n > 0:
-            y = _conv_bl_fn(x.shape, w.shape, g, ks, st, dl, pads, out,
-                            carries_derivative(x), carries_derivative(w))(x, w)
-        else:
-            y = _conv_bl(x, w, g, ks, st, dl, pads, out)
+        if custom:
+            return _unbatch(_conv_bl_fn(x.shape, w.shape, g, ks, st, dl, pads, out, need)(*args), added)
+        y = _conv_bl(x, w, g, ks, st, dl, pads, out)
     else:
         # im2col as (N, C*K, L) (a free reshape of extract_patches' (N, C, K, L)), then one batched
         # product (C_out/G, C_in/G*K) @ (N, G, C_in/G*K, L): the result is (N, C_out, L) with no
         # transpose; its reverse rule is two batched products (the weight's summed over N) and col2im
-        if x.dtype is w.dtype and x.dtype.is_inexact and n > 0:
+        if custom:
             # a custom rule: forward and backward run in chunks of the batch (each chunk's patches
             # stay in cache from im2col to the product; the backward recomputes them)
-            fn = _conv_nf_fn(x.shape, w.shape, g, ks, st, dl, pads, out,
-                             carries_derivative(x), carries_derivative(w))
-            y = reshape(fn(x, w), (n, cout) + out)
-        else:
-            y = reshape(_conv_nf(x, w, g, ks, st, dl, pads, out), (n, cout) + out)
-    return _unbatch(_add_bias(y, bias, cout, nd, fname), added)
+            fn = _conv_nf_fn(x.shape, w.shape, g, ks, st, dl, pads, out, need)
+            return _unbatch(reshape(fn(*args), (n, cout) + out), added)
+        y = reshape(_conv_nf(x, w, g, ks, st, dl, pads, out), (n, cout) + out)
+    return _unbatch(_add_bias(y, b, cout, nd, fname), added)
 
 
 def _conv_nf(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
-             pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+             pads: tuple[tuple[int, int], ...], out: tuple[int, ...], b: Tensor | None = None) -> Tensor:
     """The convolution as ``(N, G, C_out/G, L)`` with runetensor operations (any level, any dtypes)."""
     n, c = x.shape[:2]
     cout, cg = w.shape[:2]
     kk, lsz = math.prod(ks), math.prod(out)
     p = _im2col(x, ks, st, dl, pads, out)                                  # (N, C, K, L)
-    return reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (n, g, cg * kk, lsz))
+    y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (n, g, cg * kk, lsz))
+    return y if b is None else y + reshape(contiguous(b), (g, cout // g, 1))
 
 
 def _conv_nf_bwd(x: Tensor, w: Tensor, gy: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...],
                  dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
-                 need_x: bool, need_w: bool) -> tuple[Any, Any]:
+                 need: tuple[bool, ...]) -> tuple[Any, ...]:
     """The cotangents of :func:`_conv_nf` with runetensor operations (differentiable again)."""
+    need_x, need_w = need[:2]
     n, c = x.shape[:2]
     cout, cg = w.shape[:2]
     kk, lsz = math.prod(ks), math.prod(out)
@@ -197,7 +205,9 @@ def _conv_nf_bwd(x: Tensor, w: Tensor, gy: Tensor, g: int, ks: tuple[int, ...], 
     if need_x:
         gp = swapaxes(reshape(contiguous(w), (g, cout // g, cg * kk)), -1, -2) @ g4     # (N, G, C/G*K, L)
         gx = _combine_y(reshape(gp, (n, c) + ks + out), (n, c), x.shape[2:], ks, st, dl, pads, out)
-    return gx, gw
+    if len(need) == 2:
+        return gx, gw
+    return gx, gw, (reshape(_rsum(g4, axes=[0, 3]), (cout,)) if need[2] else None)
 
 
 def _nf_chunks(n: int, per_sample: int, itemsize: int) -> list[tuple[int, int]]:
@@ -227,8 +237,8 @@ def _raw_patches(be: Any, xp: Any, off: int, a: int, b: int, ks: tuple[int, ...]
 @functools.lru_cache(maxsize=256)
 def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tuple[int, ...],
                 st: tuple[int, ...], dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
-                need_x: bool, need_w: bool) -> Any:
-    """``conv(x, w) -> (N, G, C_out/G, L)`` (one dtype) with a hand-written reverse rule.
+                need: tuple[bool, ...]) -> Any:
+    """``conv(x, w[, b]) -> (N, G, C_out/G, L)`` (one dtype) with a hand-written reverse rule.
 
     Without a transformation below it (handles of a level-0 backend) both directions run on the
     backend's handles in batch chunks: im2col of a chunk, its products, and (backward) col2im's
@@ -239,12 +249,19 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
     cout, cg = wshape[:2]
     co = cout // g
     kk, lsz = math.prod(ks), math.prod(out)
+    need_x, need_w = need[:2]
 
     def level0(*ts: Tensor) -> Any:
         be = ts[0]._backend
         return be if be.level == 0 and all(t._backend is be for t in ts) else None
 
-    def raw(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
+    def raw(be: Any, x: Tensor, w: Tensor, b: Tensor | None) -> tuple[Any, Any]:
+        y, p = raw_nobias(be, x, w)
+        if b is not None:
+            be.binary("add", y, be.reshape(be.contiguous(b._data), (g, co, 1)), out=y)
+        return y, p
+
+    def raw_nobias(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
         """``y`` and, when the batch is one chunk, its patches (kept for the backward)."""
         xp, off = _raw_padded(be, x._data, pads)
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
@@ -259,26 +276,27 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
                       be.matmul(w3, p))
         return y, None
 
-    def fun(x: Tensor, w: Tensor) -> Tensor:
-        be = level0(x, w)
+    def fun(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+        be = level0(x, w) if b is None else level0(x, w, b)
         if be is None:
-            return _conv_nf(x, w, g, ks, st, dl, pads, out)
-        return wrap(raw(be, x, w)[0], x._dtype, be)
+            return _conv_nf(x, w, g, ks, st, dl, pads, out, b)
+        return wrap(raw(be, x, w, b)[0], x._dtype, be)
 
     conv = custom_vjp(fun)
 
-    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple]:
-        be = level0(x, w)
+    def fwd(*args: Tensor) -> tuple[Tensor, tuple]:
+        x = args[0]
+        be = level0(*args)
         if be is None:
-            return conv(x, w), (x, w, None)      # at the level below: its own rule again
-        y, p = raw(be, x, w)
-        return wrap(y, x._dtype, be), (x, w, p)
+            return conv(*args), (x, args[1], None)      # at the level below: its own rule again
+        y, p = raw(be, x, args[1], args[2] if len(args) == 3 else None)
+        return wrap(y, x._dtype, be), (x, args[1], p)
 
-    def bwd(res: tuple, gy: Tensor) -> tuple[Any, Any]:
+    def bwd(res: tuple, gy: Tensor) -> tuple[Any, ...]:
         x, w, kept = res
         be = level0(gy, x, w)
         if be is None:
-            return _conv_nf_bwd(x, w, gy, g, ks, st, dl, pads, out, need_x, need_w)
+            return _conv_nf_bwd(x, w, gy, g, ks, st, dl, pads, out, need)
         dt = x._dtype
         gd = be.reshape(be.contiguous(gy._data), (n, g, co, lsz))
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
@@ -302,15 +320,17 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
                 for src_key, dst_key in _col2im_taps((b - a, c), sp, ks, st, dl, pads, out, ()):
                     d = be.view_index(dst, dst_key)
                     be.binary("add", d, be.view_index(gp, src_key), out=d)
-        return (wrap(gx, dt, be) if need_x else None,
-                wrap(be.reshape(gw, wshape), dt, be) if need_w else None)
+        cts = (wrap(gx, dt, be) if need_x else None, wrap(be.reshape(gw, wshape), dt, be) if need_w else None)
+        if len(need) == 2:
+            return cts
+        return cts + ((wrap(be.reshape(be.reduce("sum", gd, (0, 3), False), (cout,)), dt, be) if need[2] else None),)
 
     conv.defvjp(fwd, bwd)
     return conv
 
 
 def _conv_bl(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
-             pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
+             pads: tuple[tuple[int, int], ...], out: tuple[int, ...], b: Tensor | None = None) -> Tensor:
     """The batch-last convolution, ``(N, C_out, out...)``, with runetensor operations (any level)."""
     n, c = x.shape[:2]
     cout, cg = w.shape[:2]
@@ -318,14 +338,15 @@ def _conv_bl(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, .
     kk, lsz = math.prod(ks), math.prod(out)
     p = _im2col_bl(x, ks, st, dl, pads, out)                               # (C*K, L*N)
     y = reshape(contiguous(w), (g, cout // g, cg * kk)) @ reshape(p, (g, cg * kk, lsz * n))
-    return contiguous(transpose(reshape(y, (cout,) + out + (n,)), [nd + 1, 0] + list(range(1, nd + 1))))
+    y = contiguous(transpose(reshape(y, (cout,) + out + (n,)), [nd + 1, 0] + list(range(1, nd + 1))))
+    return y if b is None else y + reshape(contiguous(b), (cout,) + (1,) * nd)
 
 
 @functools.lru_cache(maxsize=256)
 def _conv_bl_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tuple[int, ...],
                 st: tuple[int, ...], dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...],
-                need_x: bool, need_w: bool) -> Any:
-    """:func:`_conv_bl` (one dtype) with a hand-written reverse rule.
+                need: tuple[bool, ...]) -> Any:
+    """:func:`_conv_bl` (one dtype, optional bias) with a hand-written reverse rule.
 
     On level-0 handles: forward = the batch-last im2col copy, one product, one transposing copy
     (the patches are kept for the backward); backward = one transposing copy of the cotangent,
@@ -344,11 +365,18 @@ def _conv_bl_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
     vstrides = (cs[0],) + tuple(cs[1 + i] * dl[i] for i in range(nd)) + \
         tuple(cs[1 + i] * st[i] for i in range(nd)) + (cs[-1],)
     padded = any(a or b for a, b in pads)
+    need_x, need_w = need[:2]
 
-    def traced(x: Tensor, w: Tensor) -> Tensor:
-        return _conv_bl(x, w, g, ks, st, dl, pads, out)
+    def traced(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+        return _conv_bl(x, w, g, ks, st, dl, pads, out, b)
 
-    def raw(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
+    def raw(be: Any, x: Tensor, w: Tensor, b: Tensor | None) -> tuple[Any, Any]:
+        y, p = raw_nobias(be, x, w)
+        if b is not None:
+            be.binary("add", y, be.reshape(be.contiguous(b._data), (cout,) + (1,) * nd), out=y)
+        return y, p
+
+    def raw_nobias(be: Any, x: Tensor, w: Tensor) -> tuple[Any, Any]:
         xt = be.permute(x._data, to_last)
         if padded:
             xp, off = be.pad(xt, [(0, 0)] + list(pads) + [(0, 0)], 0), 0
@@ -363,27 +391,28 @@ def _conv_bl_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
         be = ts[0]._backend
         return be if be.level == 0 and all(t._backend is be for t in ts) else None
 
-    def fun(x: Tensor, w: Tensor) -> Tensor:
-        be = level0(x, w)
+    def fun(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+        be = level0(x, w) if b is None else level0(x, w, b)
         if be is None:
-            return traced(x, w)
-        return wrap(raw(be, x, w)[0], x._dtype, be)
+            return traced(x, w, b)
+        return wrap(raw(be, x, w, b)[0], x._dtype, be)
 
     conv = custom_vjp(fun)
 
-    def fwd(x: Tensor, w: Tensor) -> tuple[Tensor, tuple]:
-        be = level0(x, w)
+    def fwd(*args: Tensor) -> tuple[Tensor, tuple]:
+        be = level0(*args)
         if be is None:
-            return conv(x, w), (x, w, None)     # at the level below: its own rule again
-        y, p = raw(be, x, w)
-        return wrap(y, x._dtype, be), (x, w, p)
+            return conv(*args), (args, None)     # at the level below: its own rule again
+        y, p = raw(be, args[0], args[1], args[2] if len(args) == 3 else None)
+        return wrap(y, args[0]._dtype, be), (args, p)
 
-    def bwd(res: tuple, gy: Tensor) -> tuple[Any, Any]:
-        x, w, p = res
+    def bwd(res: tuple, gy: Tensor) -> tuple[Any, ...]:
+        args, p = res
+        x, w = args[:2]
         be = level0(gy, x, w)
         if be is None or p is None:
-            gx, gw = _vjp(traced, x, w)[1](gy)
-            return (gx if need_x else None), (gw if need_w else None)
+            cts = _vjp(traced, *args)[1](gy)
+            return tuple(ct if nd_ else None for ct, nd_ in zip(cts, need))
         dt = x._dtype
         g3 = be.reshape(be.copy(be.permute(gy._data, to_last)), (g, co, lsz * n))
         gx = gw = None
@@ -397,7 +426,10 @@ def _conv_bl_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
                 d = be.view_index(acc, dst)
                 be.binary("add", d, be.view_index(gp, src), out=d)
             gx = wrap(be.permute(acc, to_first), dt, be)
-        return gx, gw
+        if len(need) == 2:
+            return gx, gw
+        gb = be.reduce("sum", gy._data, (0,) + tuple(range(2, nd + 2)), False) if need[2] else None
+        return gx, gw, (None if gb is None else wrap(gb, dt, be))
 
     conv.defvjp(fwd, bwd)
     return conv
