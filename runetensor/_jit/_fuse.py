@@ -275,17 +275,23 @@ def _expr(op: _Op, a: list) -> str:
 
 
 class Group:
-    """Fusable steps of one result shape, in program order, executed at the position of the last."""
+    """Fusable steps of one result shape, in program order, executed at the position of the last.
+    ``copies``: slots of steps of an earlier group recomputed here (rematerialised) instead of read."""
 
     def __init__(self, shape: tuple):
         self.shape = shape
         self.ops: list[_Op] = []
         self.slots: set = set()
+        self.copies: set = set()
         self.closed = False
+        self.wmark = 0
 
     @property
     def red(self) -> _Op | None:
         return self.ops[-1] if self.ops and self.ops[-1].red else None
+
+    def own(self) -> list[Step]:
+        return [o.step for o in self.ops if o.step.outs not in self.copies]
 
     def worth(self) -> bool:
         n = len(self.ops)
@@ -294,31 +300,91 @@ class Group:
         return n >= 2 or (n == 1 and self.ops[0].step.name in TRANSCENDENTAL)
 
 
+#: steps whose result is a fresh buffer (not a view of an operand)
+_FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
+                    "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted"})
+#: at most this many steps are recomputed in a later group instead of storing their result
+REMAT_MAX = 8
+
+
 def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
     """Dependency-aware grouping (a linear scan): a fusable step joins the open group of its result
     shape; a group closes when a step outside it (or a write) reads one of its results, at a write,
     or after a reduction (which ends a chain).  A closed group runs where its last step was: only its
-    members move, later, past steps that do not read them, and never past a write."""
+    members move, later, past steps that do not read them, and never past a write.
+
+    Rematerialisation: a step reading a result of an earlier closed group of its shape recomputes it
+    (up to ``REMAT_MAX`` elementwise steps, from that group's own operands) when no write since then
+    can have touched those operands; the earlier group then stores the result only if someone else
+    reads it."""
     closed: list[Group] = []
     open_: dict[tuple, Group] = {}
     member: dict[int, Group] = {}  # slot -> its open group
+    done: dict[int, tuple] = {}    # slot -> (closed group, its op): elementwise results of closed groups
+    base: dict[int, Any] = {}      # slot -> the buffer it lives in ("in": an input or unknown)
+    writes: list = []              # the buffers written so far, in order
 
     def close(g: Group) -> None:
         if not g.closed:
             g.closed = True
+            g.wmark = len(writes)
             open_.pop(g.shape, None)
             if g.worth():
                 closed.append(g)
+                for o in g.ops:
+                    if o.red is None and o.step.outs not in g.copies:
+                        done[o.step.outs] = (g, o)
             for o in g.ops:
                 member.pop(o.step.outs, None)
+
+    def remat(v: int, g: Group) -> list[_Op] | None:
+        """The ops of closed group ``G`` computing slot ``v`` from G's operands, if safe and small."""
+        G, _ = done[v]
+        need: list[_Op] = []
+        ext: set = set()
+        seen: set = set()
+
+        def walk(u: int) -> bool:
+            if u in seen:
+                return True
+            seen.add(u)
+            d = done.get(u)
+            if d is None or d[0] is not G:
+                ext.add(base.get(u, "in"))
+                return True
+            for k, w in d[1].step.ins:
+                if k == "s":
+                    walk(w)
+                elif hasattr(w, "shape"):
+                    ext.add("in")
+            need.append(d[1])
+            return len(need) <= REMAT_MAX
+        if not walk(v):
+            return None
+        for wb in writes[G.wmark:]:
+            if wb == "in" or wb in ext:
+                return None
+        order = {id(o): i for i, o in enumerate(G.ops)}
+        return sorted((o for o in need if o.step.outs not in g.slots), key=lambda o: order[id(o)])
 
     for s in steps:
         op = _classify(s, avals, P)
         reads = [v for k, v in s.ins if k == "s"]
         if s.name in WRITES:
+            if s.name != "guard":
+                dst = s.ins[-1] if s.name == "out" else s.ins[0]
+                writes.append(base.get(dst[1], "in") if dst[0] == "s" else "in")
             for g in list(open_.values()):
                 close(g)
             continue
+        if type(s.outs) is int:
+            fresh = s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith("reduce.")
+            first = next((v for k, v in s.ins if k == "s"), None)
+            base[s.outs] = s.outs if fresh else base.get(first, "in") if first is not None else "in"
+        elif isinstance(s.outs, tuple):
+            for o in s.outs:
+                if type(o) is int:
+                    base[o] = "in"  # multi-result steps (linalg...): unknown, conservatively
         if op is not None and op.red is not None:
             g = member.get(s.ins[0][1]) if s.ins[0][0] == "s" else None
             src_shape = avals[s.ins[0][1]][0]
@@ -340,6 +406,14 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
         g = open_.get(shape)
         if g is None:
             g = open_[shape] = Group(shape)
+        for v in reads:
+            if v in done and v not in g.slots and done[v][0].shape == shape:
+                ops = remat(v, g)
+                if ops is not None:
+                    for o in ops:
+                        g.ops.append(o)
+                        g.slots.add(o.step.outs)
+                        g.copies.add(o.step.outs)
         g.ops.append(op)
         g.slots.add(s.outs)
         member[s.outs] = g
@@ -423,7 +497,8 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
         tv = f"t{s.outs}"
         body.append(f"const {_CTYPE[o.dtype]} {tv} = {_expr(o, args)};")
         made[s.outs] = tv
-    outs = [o.step.outs for o in elem if o.step.outs in later_reads or o.step.outs in out_slots]
+    outs = [o.step.outs for o in elem if (o.step.outs in later_reads or o.step.outs in out_slots)
+            and o.step.outs not in g.copies]
     racc = None
     if red is not None:
         src = red.step.ins[0]
@@ -604,6 +679,20 @@ def _replayer(members: list[Step], in_specs: list, outs: list) -> Any:
     return run
 
 
+def _ext_reads(g: Group) -> set:
+    """Slots group ``g`` reads from outside (its kernel's slot operands)."""
+    made = set()
+    res = set()
+    for o in g.ops:
+        ins = o.step.ins if o.red is None else o.step.ins[:1]
+        for k, v in ins:
+            if k == "s" and v not in made:
+                res.add(v)
+        if o.red is None:
+            made.add(o.step.outs)
+    return res
+
+
 def fuse_program(prog: Any) -> int:
     """Replace the fusable groups of ``prog.steps`` by compiled steps; the number of kernels made."""
     if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
@@ -615,39 +704,46 @@ def fuse_program(prog: Any) -> int:
     if not groups:
         return 0
     from .._backend._jitrun import make_runner
-    replace: dict[int, Step] = {}  # id of a group's last step -> the fused step
-    drop: set = set()
-    made = 0
-    for g in groups:
-        ids = {id(o.step) for o in g.ops}
-        later: set = set()
-        for s in steps:
-            if id(s) not in ids:
-                later.update(v for k, v in s.ins if k == "s")
-        em = _emit(g, later, out_slots, avals, prog.P)
-        fn = None if em is None else _load(em[0])
-        if fn is None:
-            continue
-        src, ins, in_dts, pats, outs, loop = em
-        red = g.red
-        rinfo = None
-        res = list(outs)
-        if red is not None:
-            axes = red.step.params["axes"]
-            rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape))
-            res.append(red.step.outs)
-        members = [o.step for o in g.ops]
-        run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
-                          _replayer(members, ins, res))
-        st = Step("fused", run, tuple(ins), tuple(res), {"n_ops": len(g.ops), "source": src})
-        replace[id(members[-1])] = st
-        drop |= ids
-        made += 1
+    built: dict[int, Step] = {}
+    for _ in range(len(groups) + 1):
+        # what must be stored: program outputs, reads of the steps left in the list, groups' operands
+        dropped = {id(st) for g in groups for st in g.own()}
+        needed = set(out_slots)
+        for st in steps:
+            if id(st) not in dropped:
+                needed.update(v for k, v in st.ins if k == "s")
+        for g in groups:
+            needed |= _ext_reads(g)
+        built = {}
+        failed = None
+        for g in groups:
+            em = _emit(g, needed, set(), avals, prog.P)
+            fn = None if em is None else _load(em[0])
+            if fn is None:
+                failed = g
+                break
+            src, ins, in_dts, pats, outs, loop = em
+            red = g.red
+            rinfo = None
+            res = list(outs)
+            if red is not None:
+                axes = red.step.params["axes"]
+                rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape))
+                res.append(red.step.outs)
+            members = [o.step for o in g.ops]
+            run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
+                              _replayer(members, ins, res))
+            built[id(g)] = Step("fused", run, tuple(ins), tuple(res), {"n_ops": len(g.ops), "source": src})
+        if failed is None:
+            break
+        groups = [g for g in groups if g is not failed]
+    replace = {id(g.ops[-1].step): built[id(g)] for g in groups if id(g) in built}
+    drop = {id(st) for g in groups if id(g) in built for st in g.own()}
     new = []
-    for s in steps:
-        if id(s) in replace:
-            new.append(replace[id(s)])
-        elif id(s) not in drop:
-            new.append(s)
+    for st in steps:
+        if id(st) in replace:
+            new.append(replace[id(st)])
+        elif id(st) not in drop:
+            new.append(st)
     prog.steps = new
-    return made
+    return len(built)
