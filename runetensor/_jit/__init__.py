@@ -97,6 +97,9 @@ class _Jitted:
         self.static_argnames = frozenset(static_argnames)
         self.donate_argnums = donate_argnums
         self.cache: dict[Any, Program] = {}
+        # cache hits' fast path: all arguments positional level-0 C-contiguous tensors, no statics
+        self.fast: dict[Any, Program] = {}
+        self.fast_ok = not static_argnums and not static_argnames
         self.last: tuple | None = None
         self.stats = {"traces": 0, "cache_hits": 0, "compiles": 0, "inline_calls": 0}
         try:
@@ -113,7 +116,29 @@ class _Jitted:
     def _is_static(self, i: int) -> bool:
         return i in self.static_argnums or (i < len(self.pos_names) and self.pos_names[i] in self.static_argnames)
 
+    def _fast_key(self, args: tuple) -> Any:
+        """The fast path's key (the backend, shape, dtype of each argument), or None when a call
+        needs the full signature (not all arguments plain C-contiguous level-0 tensors)."""
+        if state.stack or not args:
+            return None
+        fk = []
+        for x in args:
+            if type(x) is not Tensor:
+                return None
+            b = x._backend
+            h = x._data
+            if b.level or not b.is_c_contiguous(h):
+                return None
+            fk.append((b, h.shape, x._dtype))
+        return tuple(fk)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fk = self._fast_key(args) if self.fast_ok and not kwargs else None
+        if fk is not None:
+            prog = self.fast.get(fk)
+            if prog is not None:
+                self.stats["cache_hits"] += 1
+                return prog.run([x._data for x in args])
         nargs = len(args)
         static_pos = [i for i in range(nargs) if self._is_static(i)]
         static_kw = sorted(k for k in kwargs if k in self.static_argnames)
@@ -156,10 +181,15 @@ class _Jitted:
             descs.append(d)
         key = (id(top), tree, tuple(descs), tuple(statics))
         prog = self.cache.get(key)
-        if prog is not None:
-            self.stats["cache_hits"] += 1
-            return prog.run([t._data for t in ts])
-        return self._trace(key, top, args, kwargs, static_pos, static_kw, leaves, tree, ts)
+        if prog is None:
+            out = self._trace(key, top, args, kwargs, static_pos, static_kw, leaves, tree, ts)
+            if fk is not None:
+                self.fast[fk] = self.cache[key]
+            return out
+        if fk is not None:
+            self.fast[fk] = prog
+        self.stats["cache_hits"] += 1
+        return prog.run([t._data for t in ts])
 
     def _signature_parts(self, args: tuple, kwargs: dict, static_pos: list, static_kw: list) -> tuple:
         parts = []

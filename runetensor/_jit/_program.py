@@ -42,6 +42,8 @@ class Program:
         self.out_tree = out_tree
         self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"})
         self.kernels = 0
+        marker = object()
+        self.single = len(outs) == 1 and outs[0][0] == "s" and tree_unflatten(out_tree, [marker]) is marker
         self._plan()
 
     def _plan(self) -> None:
@@ -75,6 +77,9 @@ class Program:
                     if type(o) is int:
                         env[o] = x
         P = self.P
+        if self.single:
+            _, v, d = self.outs[0]
+            return wrap(env[v], d, P)
         res = [wrap(env[v], d, P) if k == "s" else v for k, v, d in self.outs]
         return tree_unflatten(self.out_tree, res)
 
