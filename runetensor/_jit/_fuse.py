@@ -549,7 +549,9 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
         rop = red.red
         # per row, blocks of 256 columns: one vectorisable loop computes the chain into buf (and
         # stores what is written out), then the block is reduced
-        lines.append("    double buf[256];")
+        # sum: in double; max/min: in the element type (exact either way)
+        BT = "double" if rop == "sum" else _CTYPE[red.dtype]
+        lines.append(f"    {BT} buf[256];")
         if rop == "sum":
             # element c goes to lane c % 8 (8 lanes, in order), except a row's last n1 % 8 elements,
             # which go to `tail`; lanes combined pairwise, then + tail: all in double
@@ -557,14 +559,14 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
             lines.append("    double tail = 0.0;")
         else:
             inf = "-INFINITY" if rop == "max" else "INFINITY"
-            lines.append(f"    double a[8] = {{{', '.join([inf] * 8)}}};")
+            lines.append(f"    {BT} a[8] = {{{', '.join([f'({BT}){inf}'] * 8)}}};")
             lines.append("    int nn = 0;")
         lines.append("    for (long b0 = 0; b0 < n1; b0 += 256) {")
         lines.append("      const long nb = (n1 - b0 < 256) ? n1 - b0 : 256;")
         lines.append("      for (long i = 0; i < nb; i++) {")
         lines.append("        const long c = b0 + i;")
         lines += ["        " + x for x in loads("c") + body + stores("c")]
-        lines.append(f"        buf[i] = (double){racc};")
+        lines.append(f"        buf[i] = ({BT}){racc};")
         lines.append("      }")
         if rop == "sum":
             lines.append("      const long n8 = nb & ~7L;")
@@ -578,12 +580,12 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
             lines.append("      const long n8 = nb & ~7L;")
             lines.append("      for (long j = 0; j < n8; j += 8)")
             lines.append("        for (int l = 0; l < 8; l++) {")
-            lines.append("          const double v = buf[j + l];")
+            lines.append(f"          const {BT} v = buf[j + l];")
             lines.append(f"          a[l] = (v {rel} a[l]) ? v : a[l];")
             lines.append("          nn |= (v != v);")
             lines.append("        }")
             lines.append("      for (long j = n8; j < nb; j++) {")
-            lines.append("        const double v = buf[j];")
+            lines.append(f"        const {BT} v = buf[j];")
             lines.append(f"        a[0] = (v {rel} a[0]) ? v : a[0];")
             lines.append("        nn |= (v != v);")
             lines.append("      }")
@@ -591,7 +593,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
         if rop == "sum":
             lines.append("    red[r] = (((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))) + tail;")
         else:
-            lines.append("    double m = a[0];")
+            lines.append(f"    {BT} m = a[0];")
             lines.append(f"    for (int l = 1; l < 8; l++) m = (a[l] {rel} m) ? a[l] : m;")
             lines.append("    red[r] = nn ? (double)NAN : m;")
     lines.append("  }")
