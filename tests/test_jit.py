@@ -576,6 +576,7 @@ def test_dispatch_of_a_cache_hit_is_fast():
 @needs_cc
 def test_rematerialisation_and_writes(tmp_path, monkeypatch):
     monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fuse, "ROW_CHAINS", False)  # separate kernels (row chains: the next test)
     x = R([16, 40], 7)
 
     def softmax(t):
@@ -604,3 +605,55 @@ def test_rematerialisation_and_writes(tmp_path, monkeypatch):
         for w, g in zip(want, got):
             same(w, g)
         same(a, b)
+
+
+@needs_cc
+def test_row_chains_softmax_layernorm(tmp_path, monkeypatch):
+    """Softmax / layer norm run as one kernel looping over rows (max, exp-sum, normalise per row), with
+    the same per-row arithmetic as the separate kernels: bit-identical to them, within the bound of eager."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    x = rt.astype(R([300, 257], 11) * 4, rt.float32)
+    xs = N(x).copy()
+    xs[3, 5], xs[7, :] = np.nan, -np.inf
+    xs[9, 100] = np.inf
+    xn = rt.asarray(xs)
+
+    def softmax(t):
+        e = rt.exp(t - rt.max(t, [-1], keepdims=True))
+        return e / rt.sum(e, [-1], keepdims=True)
+
+    def softmax_and_e(t):  # e is an output too: the normalisation must not write over it
+        e = rt.exp(t - rt.max(t, [-1], keepdims=True))
+        return e / rt.sum(e, [-1], keepdims=True), e
+
+    def layernorm(t):
+        mu = rt.mean(t, [-1], keepdims=True)
+        xc = t - mu
+        return xc / rt.sqrt(rt.mean(xc * xc, [-1], keepdims=True) + 1e-5)
+    for f in (softmax, softmax_and_e, layernorm):
+        for arg in (x, xn):
+            jf = rt.jit(f)
+            jf(arg)
+            got = jf(arg)
+            ks = _kernels(jf)
+            assert len(ks) == 1 and ks[0].params.get("rows", 0) >= 3, f.__name__
+            monkeypatch.setattr(_fuse, "ROW_CHAINS", False)
+            sep = rt.jit(f)
+            sep(arg)
+            ref = sep(arg)
+            assert len(_kernels(sep)) >= 3
+            monkeypatch.setattr(_fuse, "ROW_CHAINS", True)
+            for g, w in zip(rt.tree_leaves(got), rt.tree_leaves(ref)):
+                if f is layernorm:
+                    same(g, w)  # correctly rounded arithmetic, the same per-row sum order
+                else:  # exp may take libmvec's vector or the scalar expf in either: a few ulp
+                    g, w = N(g), N(w)
+                    assert np.array_equal(np.isnan(g), np.isnan(w))
+                    np.testing.assert_allclose(g[~np.isnan(g)], w[~np.isnan(w)], rtol=1e-6, atol=1e-30)
+            # vs eager: the sum order differs (docs/jit.md's bound; layer norm cancels near 0)
+            want = f(arg)
+            for g, w in zip(rt.tree_leaves(got), rt.tree_leaves(want)):
+                g, w = N(g), N(w)
+                assert np.array_equal(np.isnan(g), np.isnan(w))
+                ok = ~np.isnan(w)
+                assert np.allclose(g[ok], w[ok], rtol=1e-5, atol=1e-5)

@@ -115,3 +115,49 @@ def make_runner(fn: Any, shape: tuple, in_dts: list, pats: list, out_dts: list, 
         return (*outs, r)
 
     return run
+
+
+def make_row_runner(fn: Any, n_rows: int, ext: list, bufs: list, out_bufs: list, fallback: Callable) -> Callable:
+    """A program step running a row-chain kernel ``kernel(n0, e0p, e0a, e0b, ..., b0, b1, ...)``:
+    several fused loops over the same ``n_rows`` rows, all run for one row before the next.  ``ext``:
+    per external operand ``(group shape, (n0, n1) loop, dtype, pattern)``; ``bufs``: ``(shape, dtype)``
+    of the buffers it fills (C-contiguous, ``n_rows`` rows each); returns ``bufs[i]`` for ``i`` in
+    ``out_bufs``.  Rows are split over the thread pool; ``fallback(*operands)`` runs the steps one by
+    one (operands of an unexpected layout)."""
+    info = [(shape, n0, n1, np.dtype(NP_DTYPE[d]), p) for shape, (n0, n1), d, p in ext]
+    bd = [(shape, np.dtype(NP_DTYPE[d])) for shape, d in bufs]
+    row_elems = [max(1, int(np.prod(shape)) // n_rows) for shape, _ in bd]
+    work = sum(n0 * n1 for _, n0, n1, _, _ in info)
+
+    def run(*xs: Any) -> tuple:
+        ins = []
+        for x, (shape, n0, n1, dt, p) in zip(xs, info):
+            v = _as2d(x, shape, n0, n1, dt, p)
+            if v is None:
+                return fallback(*xs)
+            ins.append(v)
+        outs = [_fast.empty(shape, dt) for shape, dt in bd]
+        ip = [(x.ctypes.data, x.dtype.itemsize, x.strides[0] // x.dtype.itemsize,
+               x.strides[1] // x.dtype.itemsize) for x in ins]
+        op = [(o.ctypes.data, o.dtype.itemsize, m) for o, m in zip(outs, row_elems)]
+        nthr = get_num_threads()
+        if work < _PAR_MIN or nthr <= 1:
+            rngs = [(0, n_rows)]
+        else:
+            rngs = chunk_ranges(n_rows, max(1, -(-n_rows // (4 * nthr))))
+
+        def call(i: int) -> None:
+            r0, r1 = rngs[i]
+            args: list = [_L(r1 - r0)]
+            for p, isz, a, b in ip:
+                args += [_VP(p + r0 * a * isz), _L(a), _L(b)]
+            args += [_VP(p + r0 * m * isz) for p, isz, m in op]
+            fn(*args)
+
+        if len(rngs) == 1:
+            call(0)
+        else:
+            parallel_for(call, len(rngs))
+        return tuple(outs[i] for i in out_bufs)
+
+    return run
