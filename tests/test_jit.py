@@ -657,3 +657,35 @@ def test_row_chains_softmax_layernorm(tmp_path, monkeypatch):
                 assert np.array_equal(np.isnan(g), np.isnan(w))
                 ok = ~np.isnan(w)
                 assert np.allclose(g[ok], w[ok], rtol=1e-5, atol=1e-5)
+
+
+def test_program_cache_is_bounded(monkeypatch):
+    import runetensor._jit as J
+    monkeypatch.setattr(J, "MAX_PROGRAMS", 3)
+    f = rt.jit(lambda t: t * 2)
+    xs = [rt.zeros(rt.float32, [n]) for n in range(1, 6)]
+    for x in xs:
+        f(x)
+    st = rt.jit_stats(f)
+    assert st["cache_size"] == 3 and st["evictions"] == 2
+    f(xs[4])                       # most recent: still cached
+    assert rt.jit_stats(f)["traces"] == 5
+    same(f(xs[0]), xs[0] * 2)      # evicted: traced again, still right
+    assert rt.jit_stats(f)["traces"] == 6 and rt.jit_stats(f)["cache_size"] == 3
+
+
+@needs_cc
+def test_disk_cache_is_bounded(tmp_path, monkeypatch):
+    import time
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE_MAX_MB", "0.000001")  # keeps only the newest library
+    _fuse.clear_memory_cache()
+    x = R([64], 3, rt.float32)
+    for c in (2.0, 3.0):
+        g = rt.jit(lambda t, c=c: rt.sin(t) * c + 1)
+        g(x)
+        assert rt.jit_stats(g)["compiles"] == 1
+        time.sleep(0.01)
+    libs = [p for p in os.listdir(tmp_path) if p.endswith(".so")]
+    assert len(libs) == 1
+    _fuse.clear_memory_cache()

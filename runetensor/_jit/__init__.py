@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import logging
+import os
 from typing import Any, Callable, Sequence
 
 from .._autodiff._pytree import tree_flatten, tree_unflatten
@@ -18,6 +20,10 @@ from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
 from ._backend import JitBackend
 from ._program import Program
+
+#: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
+MAX_PROGRAMS = int(os.environ.get("RUNETENSOR_JIT_MAX_PROGRAMS", "64") or 64)
+_TICK = itertools.count()
 
 __all__ = ["jit", "jit_stats"]
 
@@ -101,7 +107,7 @@ class _Jitted:
         self.fast: dict[Any, Program] = {}
         self.fast_ok = not static_argnums and not static_argnames
         self.last: tuple | None = None
-        self.stats = {"traces": 0, "cache_hits": 0, "compiles": 0, "inline_calls": 0}
+        self.stats = {"traces": 0, "cache_hits": 0, "compiles": 0, "inline_calls": 0, "evictions": 0}
         try:
             params = list(inspect.signature(f).parameters.values())
         except (TypeError, ValueError):
@@ -138,6 +144,7 @@ class _Jitted:
             prog = self.fast.get(fk)
             if prog is not None:
                 self.stats["cache_hits"] += 1
+                prog.used = next(_TICK)
                 return prog.run([x._data for x in args])
         nargs = len(args)
         static_pos = [i for i in range(nargs) if self._is_static(i)]
@@ -189,7 +196,18 @@ class _Jitted:
         if fk is not None:
             self.fast[fk] = prog
         self.stats["cache_hits"] += 1
+        prog.used = next(_TICK)
         return prog.run([t._data for t in ts])
+
+    def _evict(self) -> None:
+        """Drop the least recently used programs beyond ``MAX_PROGRAMS``."""
+        cap = max(1, MAX_PROGRAMS)
+        if len(self.cache) <= cap:
+            return
+        order = sorted(self.cache, key=lambda k: self.cache[k].used)
+        gone = {id(self.cache.pop(k)) for k in order[:len(self.cache) - cap]}
+        self.stats["evictions"] += len(gone)
+        self.fast = {k: v for k, v in self.fast.items() if id(v) not in gone}
 
     def _signature_parts(self, args: tuple, kwargs: dict, static_pos: list, static_kw: list) -> tuple:
         parts = []
@@ -250,7 +268,9 @@ class _Jitted:
         prog = Program(P, B, len(ts), outs, out_tree)
         if prog.compile():
             self.stats["compiles"] += 1
+        prog.used = next(_TICK)
         self.cache[key] = prog
+        self._evict()
         return tree_unflatten(out_tree, first)
 
 
@@ -317,7 +337,8 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
 def jit_stats(f: Callable) -> dict:
     """The counters of a jitted function: ``traces`` (signatures traced), ``cache_hits`` (calls
     that replayed a program), ``compiles`` (programs with at least one compiled kernel),
-    ``inline_calls`` (calls run inline under another transformation) and ``cache_size``.
+    ``inline_calls`` (calls run inline under another transformation), ``evictions`` (programs dropped
+    beyond ``MAX_PROGRAMS`` per function, least recently used first) and ``cache_size``.
 
     Raises:
         TypeError: if ``f`` was not made by ``rt.jit``.

@@ -664,6 +664,7 @@ def _load(src: str) -> Any:
                 _warn(f"{cc} failed: {r.stderr.strip()[:300]}")
                 return None
             os.replace(tmp_so, so)  # atomic: a concurrent compiler's identical library may win
+            _trim_disk_cache(folder, keep=so)
         except (OSError, subprocess.SubprocessError) as e:
             _warn(f"running {cc} failed: {e}")
             return None
@@ -673,6 +674,11 @@ def _load(src: str) -> Any:
                     os.unlink(p)
                 except OSError:
                     pass
+    else:
+        try:
+            os.utime(so)  # used: the disk cache evicts the least recently used libraries first
+        except OSError:
+            pass
     try:
         lib = ctypes.CDLL(so)
     except OSError as e:
@@ -682,6 +688,44 @@ def _load(src: str) -> Any:
     fn.restype = None
     _MEM[h] = fn
     return fn
+
+
+def disk_cache_limit() -> int:
+    """The disk cache's size limit in bytes: ``$RUNETENSOR_JIT_CACHE_MAX_MB`` (default 256 MB)."""
+    try:
+        return int(float(os.environ.get("RUNETENSOR_JIT_CACHE_MAX_MB", "256")) * 1e6)
+    except ValueError:
+        return 256 * 10**6
+
+
+def _trim_disk_cache(folder: str, keep: str) -> None:
+    """Delete the kernel libraries used least recently (oldest modification time first) until the
+    folder's libraries fit ``disk_cache_limit()``; never ``keep``.  Safe with other processes: a
+    library that is loaded stays mapped, one that vanishes is compiled again."""
+    limit = disk_cache_limit()
+    files = []
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.name.startswith("k") and e.name.endswith(".so") and ".tmp" not in e.name:
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    files.append((st.st_mtime, st.st_size, e.path))
+    except OSError:
+        return
+    total = sum(f[1] for f in files)
+    for _, size, path in sorted(files):
+        if total <= limit:
+            break
+        if path == keep:
+            continue
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass
 
 
 def _replayer(members: list[Step], in_specs: list, outs: list) -> Any:
