@@ -853,3 +853,27 @@ def _dask_bf16_add(ctx):
     ra, rb = (rt.asarray(x, backend="dask") for x in (a, b))
     return {"numpy": lambda: _persisted(client, a + b, [a, b]),
             "runetensor": lambda: _persisted(client, (ra + rb)._data.arr, [a, b])}
+
+
+@workload("mlp_jit_step", "the mlp_step workload's gradient under rt.jit(rt.grad(loss)) vs jax.jit(jax.grad(loss)) "
+                          "(784-256-10 float32 MLP, batch 128; the issue asks <= JAX)")
+def _mlp_jit_step(ctx):
+    rt = ctx.rt
+    x, onehot, params = _mlp_data(ctx)
+    rx, ry = rt.asarray(x), rt.asarray(onehot)
+    rp = tuple(rt.asarray(p) for p in params)
+
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = rt.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        m = rt.max(z, axes=[1], keepdims=True)
+        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
+        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    g = rt.jit(rt.grad(loss))
+    impls: dict[str, Callable[[], Any]] = {"runetensor": lambda: g(rp, rx, ry)}
+    if ctx.jnp is not None:
+        jax_impl = _mlp_step(ctx).get("jax")
+        if jax_impl is not None:
+            impls["jax"] = jax_impl
+    return impls
