@@ -689,3 +689,95 @@ def test_disk_cache_is_bounded(tmp_path, monkeypatch):
     libs = [p for p in os.listdir(tmp_path) if p.endswith(".so")]
     assert len(libs) == 1
     _fuse.clear_memory_cache()
+
+
+# ---------------------------------------------------------------------------- donate_argnums
+
+
+def _shares(a: rt.Tensor, b: rt.Tensor) -> bool:
+    return np.shares_memory(a._data, b._data)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_donate_reuses_buffer(monkeypatch, fused):
+    if not fused:
+        monkeypatch.setattr(_fuse, "ENABLED", False)  # replayed steps: the result goes into x's buffer
+    f = rt.jit(lambda w, g: w - 0.1 * g, donate_argnums=0)
+    plain = rt.jit(lambda w, g: w - 0.1 * g)
+    g = rt.asarray(np.linspace(-1, 1, 7))
+    for i in range(4):
+        want = N(plain(rt.asarray(np.arange(7.0) + i), g))
+        x = rt.asarray(np.arange(7.0) + i)
+        r = f(x, g)
+        np.testing.assert_array_equal(N(r), want)
+        if i and not fused:  # the first call traces (fresh buffers); cache hits reuse x
+            assert _shares(r, x)
+            assert r._data.__array_interface__["data"][0] == x._data.__array_interface__["data"][0]
+        assert not _shares(r, g)
+    np.testing.assert_array_equal(N(g), np.linspace(-1, 1, 7))  # not donated: untouched
+
+
+def test_donate_not_after_a_later_read(monkeypatch):
+    monkeypatch.setattr(_fuse, "ENABLED", False)
+    f = rt.jit(lambda x: (x * 2, x + 1), donate_argnums=0)
+    for _ in range(3):
+        x = rt.asarray(np.arange(5.0))
+        a, b = f(x)
+        np.testing.assert_array_equal(N(a), np.arange(5.0) * 2)
+        np.testing.assert_array_equal(N(b), np.arange(5.0) + 1)
+        assert not _shares(a, x)  # x is read (x + 1) after x * 2 is made
+    # x read after the only candidate output: no reuse, right results
+    h = rt.jit(lambda x: (x + 1, rt.sum(x)), donate_argnums=0)
+    for _ in range(3):
+        x = rt.asarray(np.arange(5.0))
+        a, s = h(x)
+        np.testing.assert_array_equal(N(a), np.arange(5.0) + 1)
+        assert float(s) == 10.0
+        assert not _shares(a, x)
+
+
+def test_donate_ignored_when_unsafe(monkeypatch):
+    monkeypatch.setattr(_fuse, "ENABLED", False)
+    f = rt.jit(lambda x, y: x * y, donate_argnums=0)
+    base = rt.asarray(np.arange(8.0))
+    f(rt.asarray(np.ones(4)), rt.asarray(np.ones(4)))  # traced: the calls below are cache hits
+    x = rt.asarray(np.ones(4))
+    assert _shares(f(x, rt.asarray(np.ones(4))), x)  # the safe case reuses
+    for _ in range(3):
+        # a view (of a tensor the caller still holds)
+        v = base[2:6]
+        r = f(v, rt.asarray(np.full(4, 3.0)))
+        np.testing.assert_array_equal(N(r), np.arange(2.0, 6.0) * 3)
+        assert not _shares(r, base)
+        np.testing.assert_array_equal(N(base), np.arange(8.0))
+        # the same tensor passed twice
+        x = rt.asarray(np.arange(4.0))
+        r = f(x, x)
+        np.testing.assert_array_equal(N(r), np.arange(4.0) ** 2)
+        assert not _shares(r, x)
+    # a captured tensor sharing the donated buffer
+    c = rt.asarray(np.arange(4.0))
+    g = rt.jit(lambda x: x + c, donate_argnums=0)
+    for _ in range(3):
+        r = g(c)
+        np.testing.assert_array_equal(N(r), np.arange(4.0) * 2)
+        assert not _shares(r, c)
+    # an output that is the donated argument (or a view of it), or of another shape/dtype
+    k = rt.jit(lambda x: (x, x * 2), donate_argnums=0)
+    for _ in range(3):
+        x = rt.asarray(np.arange(4.0))
+        a, b = k(x)
+        np.testing.assert_array_equal(N(a), np.arange(4.0))
+        np.testing.assert_array_equal(N(b), np.arange(4.0) * 2)
+    k2 = rt.jit(lambda x: (x.reshape((2, 2)), x * 2), donate_argnums=0)
+    for _ in range(3):
+        x = rt.asarray(np.arange(4.0))
+        a, b = k2(x)
+        np.testing.assert_array_equal(N(a), np.arange(4.0).reshape(2, 2))
+        np.testing.assert_array_equal(N(b), np.arange(4.0) * 2)
+    m = rt.jit(lambda x: rt.astype(x, rt.float32) + 1, donate_argnums=0)
+    for _ in range(3):
+        x = rt.asarray(np.arange(4.0))
+        r = m(x)
+        np.testing.assert_array_equal(N(r), np.arange(4.0, dtype=np.float32) + 1)
+        assert not _shares(r, x)

@@ -225,6 +225,21 @@ class _Jitted:
                 parts.append((k, ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
         return tuple(parts)
 
+    def _donated_slots(self, args: tuple, static_pos: list) -> tuple:
+        """The program input slots (tensor leaves, in order) of the donated positional arguments."""
+        slots = []
+        n = 0
+        for i, a in enumerate(args):
+            if i in static_pos:
+                continue
+            lv, _ = tree_flatten(a)
+            for x in lv:
+                if isinstance(x, Tensor):
+                    if i in self.donate_argnums:
+                        slots.append(n)
+                    n += 1
+        return tuple(slots)
+
     def _trace(self, key: Any, P: Any, args: tuple, kwargs: dict, static_pos: list, static_kw: list,
                leaves: list, tree: Any, ts: list) -> Any:
         parts = self._signature_parts(args, kwargs, static_pos, static_kw)
@@ -268,6 +283,9 @@ class _Jitted:
         prog = Program(P, B, len(ts), outs, out_tree)
         if prog.compile():
             self.stats["compiles"] += 1
+        if self.donate_argnums:
+            prog.donate = self._donated_slots(args, static_pos)
+            prog.plan_donations()
         prog.used = next(_TICK)
         self.cache[key] = prog
         self._evict()
@@ -289,7 +307,10 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         static_argnums: positional arguments taken as Python values (hashable): part of the
             signature, so a new value retraces.
         static_argnames: the same, by parameter name.
-        donate_argnums: accepted for compatibility; the buffers are not reused yet.
+        donate_argnums: positional arguments whose buffers the program may reuse: a donated
+            tensor's contents are undefined after the call (as in JAX; do not read it, nor views
+            of it). A result is written into a donated buffer only when that is safe (see
+            ``docs/jit.md``); otherwise the donation is ignored.
 
     Returns:
         The jitted function (``rt.jit_stats`` reads its counters).

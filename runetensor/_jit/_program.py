@@ -1,7 +1,13 @@
 """A traced program: the recorded steps, pruned, as a flat list replayed in order on the parent
 backend.  Slot ``i < n_in`` holds input ``i``; each step reads slots (or constants) and fills
 its result slots.  Steps whose results nothing uses are dropped, except the writes and the
-run-time guards."""
+run-time guards.
+
+Donation (``donate_argnums``): :meth:`Program.plan_donations` picks, per donated input, a program
+output of the same shape and dtype made by a replayed elementwise step placed at or after the last
+step that touches the input (or a view of it); :meth:`Program.run` then writes that step's result
+into the input's buffer (``out=``) when the buffer is a C-contiguous, writable NumPy array owning its
+memory and sharing none with another input or a captured tensor."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,6 +15,26 @@ from typing import Any
 from .._autodiff._pytree import tree_unflatten
 from .._tensor import wrap
 from ._backend import WRITES, JitBackend, Step
+
+#: steps whose result is a fresh buffer, never a view of an operand (anything else may alias it)
+_FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
+                    "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
+_FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.")
+#: elementwise ops whose ``out=`` path is not plain NumPy ufunc semantics: never written into a donated buffer
+#: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
+_OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})
+
+
+def _fresh(s: Step) -> bool:
+    return s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith(_FRESH_PREFIX)
+
+
+def _out_slots(s: Step) -> list:
+    if s.outs is None:
+        return []
+    if type(s.outs) is int:
+        return [s.outs]
+    return [o for o in s.outs if type(o) is int]
 
 
 def _prune(steps: list[Step], live: set) -> list[Step]:
@@ -44,6 +70,9 @@ class Program:
         self.kernels = 0
         marker = object()
         self.single = len(outs) == 1 and outs[0][0] == "s" and tree_unflatten(out_tree, [marker]) is marker
+        self.donate: tuple = ()      # donated input slots (set by rt.jit)
+        self.donations: list = []    # (input slot, plan index) where the result goes into the input's buffer
+        self.consts: list = []       # array constants of the plan (captured tensors): never donated over
         self._plan()
 
     def _plan(self) -> None:
@@ -53,6 +82,45 @@ class Program:
             ins = tuple((True, v) if k == "s" else (False, v) for k, v in s.ins)
             plan.append((s.fn, ins, s.outs))
         self.plan = plan
+        self.plan_donations()
+
+    def plan_donations(self) -> None:
+        """For each donated input slot, the step (if any) whose result may be written into its buffer:
+        a replayed elementwise step (``add sub mul div maximum minimum neg abs sqrt``: NumPy ``out=``
+        semantics, which handle an operand overlapping the output) making a program output of the
+        input's shape and dtype (C-contiguous), placed at or after the last step reading the input or
+        any view of it, when no output is the input or a view of it."""
+        self.donations = []
+        if not self.donate or getattr(self.P, "name", None) != "numpy":
+            return
+        out_slots = {v for k, v, _ in self.outs if k == "s"}
+        taken: set = set()
+        for d in self.donate:
+            av = self.avals[d]
+            if av is None or not av[2]:
+                continue
+            alias = {d}
+            last = -1
+            for i, s in enumerate(self.steps):
+                if any(k == "s" and v in alias for k, v in s.ins):
+                    last = i
+                    if not _fresh(s):
+                        alias.update(_out_slots(s))
+            if alias & out_slots:
+                continue
+            for i in range(len(self.steps) - 1, max(last, 0) - 1, -1):
+                s = self.steps[i]
+                o = s.outs
+                if type(o) is not int or o not in out_slots or o in taken or self.avals[o] != av:
+                    continue
+                if s.params.get("kind") not in ("unary", "binary") or s.name not in _OUT_OK:
+                    continue
+                taken.add(o)
+                self.donations.append((d, i))
+                break
+        if self.donations:
+            import numpy as np
+            self.consts = [v for s in self.steps for k, v in s.ins if k == "c" and isinstance(v, np.ndarray)]
 
     def compile(self) -> bool:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
@@ -63,10 +131,41 @@ class Program:
             self._plan()
         return n > 0
 
+    def _donated(self, inputs: list) -> dict:
+        """Plan index -> the donated buffer its result goes into, for the donations safe this call."""
+        import numpy as np
+        nd = np.ndarray
+        res = {}
+        for d, i in self.donations:
+            h = inputs[d]
+            if type(h) is not nd:
+                continue
+            fl = h.flags
+            if not (fl.c_contiguous and fl.writeable and fl.owndata):
+                continue
+            if any(j != d and isinstance(x, nd) and np.may_share_memory(h, x) for j, x in enumerate(inputs)):
+                continue
+            if any(np.may_share_memory(h, c) for c in self.consts):
+                continue
+            s = self.steps[i]
+            P = self.P
+            op = s.name
+            if s.params["kind"] == "unary":
+                res[i] = lambda a, op=op, h=h: P.unary(op, a, out=h)
+            else:
+                res[i] = lambda a, b, op=op, h=h: P.binary(op, a, b, out=h)
+        return res
+
     def run(self, inputs: list) -> Any:
         env: list[Any] = [None] * self.nslots
         env[:self.n_in] = inputs
-        for fn, ins, outs in self.plan:
+        plan = self.plan
+        if self.donations:
+            sub = self._donated(inputs)
+            if sub:
+                plan = [(sub[i], ins, outs) if i in sub else (fn, ins, outs)
+                        for i, (fn, ins, outs) in enumerate(plan)]
+        for fn, ins, outs in plan:
             r = fn(*[env[v] if s else v for s, v in ins])
             if outs is None:
                 continue
