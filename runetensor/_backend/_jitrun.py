@@ -34,6 +34,31 @@ def as2d_strides(x: np.ndarray, shape: tuple, n0: int, n1: int) -> tuple | None:
     return v.strides
 
 
+def c_layout_as2d_strides(ishape: tuple, isz: int, shape: tuple, n0: int, n1: int) -> tuple | None:
+    """``as2d_strides`` of a C-contiguous array of ``ishape`` with items of ``isz`` bytes (no data needed)."""
+    st = []
+    acc = isz
+    for n in reversed(ishape):
+        st.append(acc)
+        acc *= max(n, 1)
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(ishape), tuple(reversed(st)),
+                                           writeable=False)
+    return as2d_strides(fake, shape, n0, n1)
+
+
+def can_donate(h: Any, others: list, consts: list) -> bool:
+    """Whether the NumPy handle ``h`` may receive a result in place: a C-contiguous, writable array that
+    owns its memory and shares none with the other arguments or the program's captured handles."""
+    if type(h) is not np.ndarray:
+        return False
+    fl = h.flags
+    if not (fl.c_contiguous and fl.writeable and fl.owndata):
+        return False
+    if any(isinstance(x, np.ndarray) and np.may_share_memory(h, x) for x in others):
+        return False
+    return not any(isinstance(c, np.ndarray) and np.may_share_memory(h, c) for c in consts)
+
+
 def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> np.ndarray | None:
     if not isinstance(x, np.ndarray) or x.dtype != dt:
         return None

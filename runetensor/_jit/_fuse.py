@@ -26,9 +26,8 @@ import tempfile
 import warnings
 from typing import Any
 
-import numpy as np
-
 from .. import _dtypes as D
+from .._creation import int_range
 from ._backend import WRITES, Step
 
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
@@ -125,10 +124,10 @@ def _literal(v: Any, d: Any) -> str | None:
     if d in _INT:
         if not isinstance(v, int):
             return None
-        info = np.iinfo(np.dtype(d.name))
-        if not info.min <= v <= info.max:
+        lo, hi = int_range(d)
+        if not lo <= v <= hi:
             return None
-        return f"(({_CTYPE[d]}){v}{'ULL' if v > 0 else 'LL'})" if v != info.min else f"(({_CTYPE[d]})({v + 1}LL - 1))"
+        return f"(({_CTYPE[d]}){v}{'ULL' if v > 0 else 'LL'})" if v != lo else f"(({_CTYPE[d]})({v + 1}LL - 1))"
     if d not in _FLOAT:
         return None
     f = float(v)
@@ -442,23 +441,12 @@ def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n
         ishape = tuple(v.shape)
         if not P.is_c_contiguous(v):
             return "g"
-    isz = np.dtype(dt.name).itemsize if dt is not D.bool else 1
-    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), ishape,
-                                           _c_strides(ishape, isz), writeable=False)
-    from .._backend._jitrun import as2d_strides
-    st = as2d_strides(fake, shape, n0, n1)
+    isz = dt.itemsize
+    from .._backend._jitrun import c_layout_as2d_strides
+    st = c_layout_as2d_strides(ishape, isz, shape, n0, n1)
     if st is None:
         return "g"
     return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
-
-
-def _c_strides(shape: tuple, isz: int) -> tuple:
-    st = []
-    acc = isz
-    for n in reversed(shape):
-        st.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(st))
 
 
 def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tuple | None:
@@ -864,7 +852,7 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
     """One row-chain step for ``seg`` (None if it cannot be); ``later``: slots read outside ``seg``.
     An elementwise group writes over a full-size buffer of the chain that it reads at the same
     element and that nothing reads after it (softmax: ``exp(x - m) / s`` over ``exp(x - m)``)."""
-    from .._backend._jitrun import as2d_strides, make_row_runner
+    from .._backend._jitrun import c_layout_as2d_strides, make_row_runner
     alias: dict[int, int] = {}   # slot -> chain buffer index
     bufs: list[tuple] = []       # (shape, dtype) of the chain's buffers (C-contiguous)
     ext: list = []               # external operands: (spec, dtype, group shape, (n0, n1), pattern)
@@ -923,12 +911,10 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
                 bshape, bd = bufs[alias[v]]
                 if bd is not dt:
                     return None
-                isz = np.dtype(dt.name).itemsize if dt is not D.bool else 1
-                fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), bshape, _c_strides(bshape, isz),
-                                                       writeable=False)
+                isz = dt.itemsize
                 try:
                     shp = _group_shape(st, avals, gshape, ins)
-                    sts = as2d_strides(fake, shp, n0, n1)
+                    sts = c_layout_as2d_strides(bshape, isz, shp, n0, n1)
                 except ValueError:
                     return None
                 if sts is None or sts[0] != isz * (math.prod(bshape) // N):

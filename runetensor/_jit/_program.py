@@ -119,8 +119,7 @@ class Program:
                 self.donations.append((d, i))
                 break
         if self.donations:
-            import numpy as np
-            self.consts = [v for s in self.steps for k, v in s.ins if k == "c" and isinstance(v, np.ndarray)]
+            self.consts = [v for s in self.steps for k, v in s.ins if k == "c" and hasattr(v, "shape")]
 
     def compile(self) -> bool:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
@@ -133,19 +132,11 @@ class Program:
 
     def _donated(self, inputs: list) -> dict:
         """Plan index -> the donated buffer its result goes into, for the donations safe this call."""
-        import numpy as np
-        nd = np.ndarray
+        from .._backend._jitrun import can_donate
         res = {}
         for d, i in self.donations:
             h = inputs[d]
-            if type(h) is not nd:
-                continue
-            fl = h.flags
-            if not (fl.c_contiguous and fl.writeable and fl.owndata):
-                continue
-            if any(j != d and isinstance(x, nd) and np.may_share_memory(h, x) for j, x in enumerate(inputs)):
-                continue
-            if any(np.may_share_memory(h, c) for c in self.consts):
+            if not can_donate(h, [x for j, x in enumerate(inputs) if j != d], self.consts):
                 continue
             s = self.steps[i]
             P = self.P
