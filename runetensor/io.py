@@ -65,7 +65,7 @@ from ._backend import get_backend
 from ._dtypes import DType
 from ._creation import int_range
 from ._tensor import Tensor, as_tensor, wrap
-from ._validate import MAX_RANK
+from ._validate import MAX_NBYTES, MAX_RANK, check_nbytes
 
 __all__ = ["save_npy", "load_npy", "save_npz", "load_npz", "save_safetensors", "load_safetensors",
            "save_txt", "load_txt", "load_image", "save_image", "DEFAULT_MAX_EXTRA_BYTES",
@@ -214,12 +214,11 @@ def _check_shape(shape: Any, d: DType | None, fname: str, where: str, what: str 
     if (not isinstance(shape, (tuple, list)) or len(shape) > MAX_RANK
             or not all(type(s) is int and s >= 0 for s in shape)):
         raise ValueError(f"{fname}: {where}: {what} {shape!r:.80} (expected at most {MAX_RANK} non-negative ints)")
-    n = d.itemsize if d is not None else 1
-    for s in shape:
-        n *= max(s, 1)
-        if n > sys.maxsize:
-            raise ValueError(f"{fname}: {where}: {what} {tuple(shape)!r:.80}: more than {sys.maxsize} bytes"
-                             + (f" of {d}" if d is not None else "") + ", larger than any array can be")
+    try:
+        check_nbytes(tuple(shape), d.itemsize if d is not None else 1, fname, d)
+    except ValueError:
+        raise ValueError(f"{fname}: {where}: {what} {tuple(shape)!r:.80}: more than {MAX_NBYTES} bytes"
+                         + (f" of {d}" if d is not None else "") + ", larger than any array can be") from None
 
 
 def _le_bytes(t: Tensor) -> bytes:
@@ -571,17 +570,25 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int 
     if access is None:
         raise ValueError(f"load_npy: mmap must be False, True, 'r', 'r+' or 'c', got {mmap!r}")
     with open(p, "r+b" if access == _mmap.ACCESS_WRITE else "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
-        nbytes = math.prod(shape) * dd.itemsize
-        if off + nbytes != size:
-            raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
-                             f"{size - off}")
+        dd, shape, fo, swap, off = _npy_file_header(f, fname, where, d)
         if swap:
             raise ValueError(f"{fname}: {where} holds non-native byte order data, which cannot be memory-mapped; "
                              "load it with mmap=False")
         mm = _mmap.mmap(f.fileno(), 0, access=access)
     return _finish_npy(get_backend(), mm, dd, shape, fo, False, off, fname, where)
+
+
+def _npy_file_header(f: Any, fname: str, where: str, d: DType | None
+                     ) -> tuple[DType, tuple[int, ...], bool, bool, int]:
+    """:func:`_parse_npy_header` of an open file whose data is used in place (memory-mapped or read
+    by chunk), after checking that the file holds exactly the shape's bytes after the header."""
+    size = os.fstat(f.fileno()).st_size
+    dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
+    nbytes = math.prod(shape) * dd.itemsize
+    if off + nbytes != size:
+        raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
+                         f"{size - off}")
+    return dd, shape, fo, swap, off
 
 
 def _load_npy_chunked(p: str, mmap: Any, d: DType | None, chunks: Any, fname: str, where: str) -> Tensor:
@@ -591,12 +598,7 @@ def _load_npy_chunked(p: str, mmap: Any, d: DType | None, chunks: Any, fname: st
                          f"slice read-only), got {mmap!r}")
     from ._backend.dask_backend import dask_backend, read_npy
     with open(p, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        dd, shape, fo, swap, off = _parse_npy_header(f, fname, where, d, size)
-    nbytes = math.prod(shape) * dd.itemsize
-    if off + nbytes != size:
-        raise ValueError(f"{fname}: {where}: shape {shape} of {dd} needs {nbytes} bytes of data, but the file has "
-                         f"{size - off}")
+        dd, shape, fo, swap, off = _npy_file_header(f, fname, where, d)
     return wrap(read_npy(p, off, dd, shape, fo, swap, chunks, fname), dd, dask_backend)
 
 

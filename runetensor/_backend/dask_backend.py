@@ -40,7 +40,7 @@ from dask.array.core import normalize_chunks
 
 from .. import _dtypes as D
 from .contract import Backend
-from .numpy_backend import _ACCUM, NP_DTYPE, RT_DTYPE, numpy_backend as NB, philox4x32
+from .numpy_backend import _ACCUM, NP_DTYPE, RT_DTYPE, NumpyBackend, _philox_stream, numpy_backend as NB
 from . import _fast
 
 __all__ = ["DaskBackend", "DaskHandle", "dask_backend", "read_npy", "write_c_order"]
@@ -323,13 +323,8 @@ def _philox_range(seed: int, lo: int, hi: int) -> np.ndarray:
         if hi > lo:
             _fast._kernels.philox_stream(k0, k1, out, lo, hi)
         return out
-    b0, b1 = lo // 4, (hi + 3) // 4
-    idx = np.arange(b0, b1, dtype=np.uint64)
-    ctr = np.zeros((b1 - b0, 4), np.uint32)
-    ctr[:, 0] = (idx & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    ctr[:, 1] = (idx >> np.uint64(32)).astype(np.uint32)
-    w = philox4x32(ctr, (k0, k1)).reshape(-1)
-    return w[lo - 4 * b0: hi - 4 * b0].copy()
+    b0 = lo // 4
+    return _philox_stream((k0, k1), (hi + 3) // 4, b0)[lo - 4 * b0: hi - 4 * b0].copy()
 
 
 def _bits_chunk(seed, block_info=None):
@@ -460,11 +455,7 @@ class DaskBackend(Backend):
         return np.asarray(h.arr.compute())
 
     # -- introspection ---------------------------------------------------------------
-    def dtype(self, h):
-        try:
-            return RT_DTYPE[h.dtype]
-        except KeyError:
-            raise TypeError(f"numpy dtype {h.dtype} has no runetensor equivalent") from None
+    dtype = NumpyBackend.dtype  # handles carry the NumPy dtype of their chunks
 
     def strides(self, h):
         return h.vstrides

@@ -336,14 +336,14 @@ def philox4x32(counters: np.ndarray, key: tuple[int, int], rounds: int = 10) -> 
     return out
 
 
-def _philox_stream(key: tuple[int, int], blocks: int) -> np.ndarray:
-    """Blocks ``0 .. blocks-1`` (counter ``(i mod 2**32, i >> 32, 0, 0)``) as one flat uint32 array."""
-    out = np.empty((blocks, 4), np.uint32)
-    for s in range(0, blocks, _PHILOX_CHUNK):
+def _philox_stream(key: tuple[int, int], blocks: int, first: int = 0) -> np.ndarray:
+    """Blocks ``first .. blocks-1`` (counter ``(i mod 2**32, i >> 32, 0, 0)``) as one flat uint32 array."""
+    out = np.empty((blocks - first, 4), np.uint32)
+    for s in range(first, blocks, _PHILOX_CHUNK):
         e = min(s + _PHILOX_CHUNK, blocks)
         idx = np.arange(s, e, dtype=np.uint64)
         z = np.zeros(e - s, np.uint64)
-        _philox_rounds(idx & _MASK32, idx >> np.uint64(32), z, z.copy(), key, 10, out[s:e])
+        _philox_rounds(idx & _MASK32, idx >> np.uint64(32), z, z.copy(), key, 10, out[s - first:e - first])
     return out.reshape(-1)
 
 
