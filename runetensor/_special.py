@@ -55,6 +55,14 @@ def _real_float(t: Any, fname: str) -> tuple[Tensor, DType]:
     return t, d
 
 
+def _real_keep_int(t: Any, fname: str) -> Tensor:
+    """``t`` as a tensor of a real integer or float dtype (kept as is; bool and complex raise)."""
+    t = as_tensor(t, fname)
+    if t.dtype.kind in "bc":
+        raise TypeError(f"{fname}: expected a real numeric tensor, got dtype {t.dtype}")
+    return t
+
+
 def _back(r: Tensor, d: DType) -> Tensor:
     return r if r.dtype is d else r.astype(d)
 
@@ -247,9 +255,7 @@ def relu(t: Any) -> Tensor:
     >>> print(rt.relu(rt.create(rt.float32, [3], [-1., 0., 2.5])))
     [0, 0, 2.5]
     """
-    t = as_tensor(t, "relu")
-    if t.dtype.kind in "bc":
-        raise TypeError(f"relu: expected a real numeric tensor, got dtype {t.dtype}")
+    t = _real_keep_int(t, "relu")
     return where(t <= 0, 0, t)
 
 

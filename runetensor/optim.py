@@ -84,7 +84,7 @@ def _flat(tree: Any, fname: str, what: str) -> tuple[list, Any]:
     for x in leaves:
         if not isinstance(x, Tensor):
             raise TypeError(f"{fname}: every leaf of {what} must be a tensor, got {type(x).__name__}")
-        if x.dtype.kind != "f":
+        if not x.dtype.is_float:
             raise TypeError(f"{fname}: every leaf of {what} must have a real floating dtype, got {x.dtype}")
     return leaves, tdef
 
@@ -122,6 +122,28 @@ def _lr(lr: Any, fname: str) -> Any:
 
 def _lr_at(lr: Any, count: int) -> float:
     return builtins.float(lr(count)) if callable(lr) else lr
+
+
+def _nonneg(v: Any, fname: str, what: str) -> float:
+    """A finite number >= 0 (a weight decay, an accumulator's start, a decay rate)."""
+    return _number(v, fname, what, 0.0, math.inf, hi_open=True)
+
+
+def _state(tree: Any, g: list, tg: Any, fname: str, what: str) -> list:
+    """The leaves of a state field, checked against the gradients' structure and shapes."""
+    x, tx = _flat(tree, fname, what)
+    _same(g, tg, x, tx, fname, what)
+    return x
+
+
+def _add_decay(u: list, g: list, wd: float, params: Any, tg: Any, fname: str) -> list:
+    """``u + wd * params``, leaf by leaf (``params`` checked against the gradients ``g``)."""
+    return [x + wd * y for x, y in zip(u, _params(params, g, tg, fname))]
+
+
+def _scaled(tdef: Any, leaves: list, factor: float) -> Any:
+    """The pytree of ``leaf * factor`` (an update ``-lr * direction``)."""
+    return _unflat(tdef, [x * factor for x in leaves])
 
 
 def _zeros(leaves: list) -> list:
@@ -208,7 +230,7 @@ def sgd(lr: Any, momentum: float = 0.0, nesterov: bool = False, weight_decay: fl
     fname = "sgd"
     lr = _lr(lr, fname)
     mom = _number(momentum, fname, "momentum", 0.0, 1.0)
-    wd = _number(weight_decay, fname, "weight_decay", 0.0, math.inf, hi_open=True)
+    wd = _nonneg(weight_decay, fname, "weight_decay")
     if nesterov and mom == 0.0:
         raise ValueError("sgd: nesterov=True needs momentum > 0")
 
@@ -220,17 +242,16 @@ def sgd(lr: Any, momentum: float = 0.0, nesterov: bool = False, weight_decay: fl
         s = _check_state(state, SgdState, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
-            g = [x + wd * p for x, p in zip(g, _params(params, g, tg, fname))]
+            g = _add_decay(g, g, wd, params, tg, fname)
         step = _lr_at(lr, s.count)
         buf = None
         if mom:
-            b, tb = _flat(s.momentum, fname, "state.momentum")
-            _same(g, tg, b, tb, fname, "state.momentum")
+            b = _state(s.momentum, g, tg, fname, "state.momentum")
             buf = [x if s.count == 0 else mom * y + x for x, y in zip(g, b)]
             d = [x + mom * y for x, y in zip(g, buf)] if nesterov else buf
         else:
             d = g
-        return _unflat(tg, [x * -step for x in d]), SgdState(s.count + 1, _unflat(tg, buf))
+        return _scaled(tg, d, -step), SgdState(s.count + 1, _unflat(tg, buf))
 
     return GradientTransformation(init, update)
 
@@ -241,7 +262,7 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
     b1 = _number(b1, fname, "b1", 0.0, 1.0, hi_open=True)
     b2 = _number(b2, fname, "b2", 0.0, 1.0, hi_open=True)
     eps = _number(eps, fname, "eps", 0.0)
-    wd = _number(weight_decay, fname, "weight_decay", 0.0, math.inf, hi_open=True)
+    wd = _nonneg(weight_decay, fname, "weight_decay")
     rt = _rt()
 
     def init(params: Any) -> AdamState:
@@ -268,7 +289,7 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
         u = [(mm / c1) / (rt.sqrt(vv) / math.sqrt(c2) + eps) for mm, vv in zip(m, v)]
         if wd and decoupled:
             u = [x + wd * y for x, y in zip(u, p)]
-        return _unflat(tg, [x * -step for x in u]), AdamState(t, _unflat(tg, m), _unflat(tg, v))
+        return _scaled(tg, u, -step), AdamState(t, _unflat(tg, m), _unflat(tg, v))
 
     return GradientTransformation(init, update)
 
@@ -363,7 +384,7 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
     rho = _number(decay, fname, "decay", 0.0, 1.0)
     eps = _number(eps, fname, "eps", 0.0)
     mom = _number(momentum, fname, "momentum", 0.0, 1.0)
-    wd = _number(weight_decay, fname, "weight_decay", 0.0, math.inf, hi_open=True)
+    wd = _nonneg(weight_decay, fname, "weight_decay")
     rt = _rt()
 
     def init(params: Any) -> RmspropState:
@@ -375,14 +396,12 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
         s = _check_state(state, RmspropState, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
-            g = [x + wd * y for x, y in zip(g, _params(params, g, tg, fname))]
-        v, tv = _flat(s.nu, fname, "state.nu")
-        _same(g, tg, v, tv, fname, "state.nu")
+            g = _add_decay(g, g, wd, params, tg, fname)
+        v = _state(s.nu, g, tg, fname, "state.nu")
         v = [rho * y + (1.0 - rho) * (x * x) for x, y in zip(g, v)]
         a = None
         if centered:
-            a, ta = _flat(s.mu, fname, "state.mu")
-            _same(g, tg, a, ta, fname, "state.mu")
+            a = _state(s.mu, g, tg, fname, "state.mu")
             a = [rho * y + (1.0 - rho) * x for x, y in zip(g, a)]
             den = [rt.sqrt(vv - aa * aa) + eps for vv, aa in zip(v, a)]
         else:
@@ -390,13 +409,12 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
         step = _lr_at(lr, s.count)
         b = None
         if mom:
-            b, tb = _flat(s.momentum, fname, "state.momentum")
-            _same(g, tg, b, tb, fname, "state.momentum")
+            b = _state(s.momentum, g, tg, fname, "state.momentum")
             b = [mom * y + x / dd for x, y, dd in zip(g, b, den)]
             d = b
         else:
             d = [x / dd for x, dd in zip(g, den)]
-        return (_unflat(tg, [x * -step for x in d]),
+        return (_scaled(tg, d, -step),
                 RmspropState(s.count + 1, _unflat(tg, v), _unflat(tg, a), _unflat(tg, b)))
 
     return GradientTransformation(init, update)
@@ -429,10 +447,10 @@ def adagrad(lr: Any, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
     """
     fname = "adagrad"
     lr = _lr(lr, fname)
-    acc0 = _number(initial_accumulator_value, fname, "initial_accumulator_value", 0.0, math.inf, hi_open=True)
+    acc0 = _nonneg(initial_accumulator_value, fname, "initial_accumulator_value")
     eps = _number(eps, fname, "eps", 0.0)
-    dec = _number(lr_decay, fname, "lr_decay", 0.0, math.inf, hi_open=True)
-    wd = _number(weight_decay, fname, "weight_decay", 0.0, math.inf, hi_open=True)
+    dec = _nonneg(lr_decay, fname, "lr_decay")
+    wd = _nonneg(weight_decay, fname, "weight_decay")
     rt = _rt()
 
     def init(params: Any) -> AdagradState:
@@ -443,9 +461,8 @@ def adagrad(lr: Any, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
         s = _check_state(state, AdagradState, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
-            g = [x + wd * y for x, y in zip(g, _params(params, g, tg, fname))]
-        a, ta = _flat(s.sum, fname, "state.sum")
-        _same(g, tg, a, ta, fname, "state.sum")
+            g = _add_decay(g, g, wd, params, tg, fname)
+        a = _state(s.sum, g, tg, fname, "state.sum")
         a = [y + x * x for x, y in zip(g, a)]
         step = _lr_at(lr, s.count) / (1.0 + s.count * dec)
         u = [x / (rt.sqrt(y) + eps) * -step for x, y in zip(g, a)]
@@ -481,7 +498,7 @@ def lion(lr: Any, b1: float = 0.9, b2: float = 0.99, weight_decay: float = 0.0) 
     lr = _lr(lr, fname)
     b1 = _number(b1, fname, "b1", 0.0, 1.0)
     b2 = _number(b2, fname, "b2", 0.0, 1.0)
-    wd = _number(weight_decay, fname, "weight_decay", 0.0, math.inf, hi_open=True)
+    wd = _nonneg(weight_decay, fname, "weight_decay")
     rt = _rt()
 
     def init(params: Any) -> LionState:
@@ -491,14 +508,13 @@ def lion(lr: Any, b1: float = 0.9, b2: float = 0.99, weight_decay: float = 0.0) 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, LionState]:
         s = _check_state(state, LionState, fname)
         g, tg = _flat(grads, fname, "grads")
-        m, tm = _flat(s.mu, fname, "state.mu")
-        _same(g, tg, m, tm, fname, "state.mu")
+        m = _state(s.mu, g, tg, fname, "state.mu")
         d = [rt.sign(b1 * y + (1.0 - b1) * x) for x, y in zip(g, m)]
         if wd:
-            d = [x + wd * y for x, y in zip(d, _params(params, g, tg, fname))]
+            d = _add_decay(d, g, wd, params, tg, fname)
         step = _lr_at(lr, s.count)
         m = [b2 * y + (1.0 - b2) * x for x, y in zip(g, m)]
-        return _unflat(tg, [x * -step for x in d]), LionState(s.count + 1, _unflat(tg, m))
+        return _scaled(tg, d, -step), LionState(s.count + 1, _unflat(tg, m))
 
     return GradientTransformation(init, update)
 

@@ -217,7 +217,7 @@ def fold_in(key: Tensor, data: Any) -> Tensor:
     rt = _rt()
     k = _check_key(key, "fold_in")
     if isinstance(data, Tensor):
-        if data.dtype.kind not in "iu" or data.ndim != 0:
+        if not data.dtype.is_int or data.ndim != 0:
             raise TypeError(f"fold_in: data must be an integer or a 0-d integer tensor, got a {data.dtype} "
                             f"tensor of shape {tuple(data.shape)}")
         d = rt.reshape(rt.cast(data, D.uint64), [1])   # two's-complement wrap: modulo 2**64
@@ -466,7 +466,7 @@ def _check_prob(p: Any, fname: str, what: str = "p") -> Any:
     rt = _rt()
     p = _num(p, fname, what)
     if isinstance(p, Tensor):
-        if p.dtype.kind != "f":
+        if not p.dtype.is_float:
             p = rt.cast(p, D.float64)
         if p.size and not rt.item(rt.all(rt.logical_and(p >= 0, p <= 1))):
             raise ValueError(f"{fname}: every {what} must be in [0, 1] (and not NaN)")
@@ -793,7 +793,7 @@ def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: 
     fname = "randint"
     _check_key(key, fname)
     d = as_dtype(dtype, fname)
-    if d.kind not in "iu":
+    if not d.is_int:
         raise TypeError(f"randint: dtype must be an integer type (int4 ... uint64), got {d}")
     shp = check_alloc(_shape(shape, fname), D.uint64, fname)
     lo = as_int(minval, fname, "minval")
@@ -852,7 +852,7 @@ def categorical(key: Tensor, logits: Tensor, axis: int = -1, shape: Sequence[int
     _check_key(key, fname)
     if not isinstance(logits, Tensor):
         raise TypeError(f"categorical: logits must be a tensor, got {type(logits).__name__}")
-    if logits.dtype.kind != "f":
+    if not logits.dtype.is_float:
         raise TypeError(f"categorical: logits must have a real floating dtype, got {logits.dtype}")
     if logits.ndim == 0:
         raise ValueError("categorical: logits must have at least one dimension (the categories)")

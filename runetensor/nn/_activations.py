@@ -13,8 +13,10 @@ from typing import Any
 from .._elementwise import abs as rabs
 from .._elementwise import clip, tanh, where
 from .._special import _back, _real_float, _scalar_float, _sigmoid, _softplus_t as _softplus, erf, expm1
+from .._special import _real_keep_int
 from .._special import relu as _relu
-from .._tensor import Tensor, as_tensor
+from .._special import sigmoid as _rt_sigmoid
+from .._tensor import Tensor
 from .._validate import normalize_axis
 from .._combine import split
 
@@ -50,13 +52,6 @@ def relu(x: Any) -> Tensor:
     return _relu(x)
 
 
-def _keep_int(x: Any, fname: str) -> Tensor:
-    t = as_tensor(x, fname)
-    if t.dtype.kind in "bc":
-        raise TypeError(f"{fname}: expected a real numeric tensor, got dtype {t.dtype}")
-    return t
-
-
 def relu6(x: Any) -> Tensor:
     """``min(max(x, 0), 6)``.
 
@@ -72,7 +67,7 @@ def relu6(x: Any) -> Tensor:
     >>> print(nn.relu6(rt.create(rt.float32, [3], [-1., 3., 7.])))
     [0, 3, 6]
     """
-    t = _keep_int(x, "relu6")
+    t = _real_keep_int(x, "relu6")
     return where(t <= 0, 0, where(t >= 6, 6, t))
 
 
@@ -98,9 +93,10 @@ def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
     return _back(where(t > 0, t, t * s), d)
 
 
-def _elu(t: Tensor, alpha: float) -> Tensor:
+def _elu(t: Tensor, alpha: float, div: float | None = None) -> Tensor:
+    """``x`` for ``x > 0``, ``alpha * expm1(x / div)`` otherwise (``div=None``: ``expm1(x)``)."""
     neg = where(t > 0, 0.0, t)  # the exponential never sees large x (no inf * 0 in derivatives)
-    return where(t > 0, t, expm1(neg) * alpha)
+    return where(t > 0, t, expm1(neg if div is None else neg / div) * alpha)
 
 
 def elu(x: Any, alpha: float = 1.0) -> Tensor:
@@ -164,8 +160,7 @@ def celu(x: Any, alpha: float = 1.0) -> Tensor:
     """
     a = _num(alpha, "celu", "alpha", positive=True)
     t, d = _real_float(x, "celu")
-    neg = where(t > 0, 0.0, t)
-    return _back(where(t > 0, t, expm1(neg / a) * a), d)
+    return _back(_elu(t, a, a), d)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -226,8 +221,7 @@ def sigmoid(x: Any) -> Tensor:
     >>> print(nn.sigmoid(rt.create(rt.float64, [2], [0., 2.])))
     [0.5, 0.880797]
     """
-    t, d = _real_float(x, "sigmoid")
-    return _back(_sigmoid(t), d)
+    return _rt_sigmoid(x)
 
 
 def silu(x: Any) -> Tensor:
@@ -353,7 +347,7 @@ def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     hi = _scalar_float(max_val, "hard_tanh", "max_val")
     if lo > hi:
         raise ValueError(f"hard_tanh: min_val must be <= max_val, got min_val={min_val}, max_val={max_val}")
-    t = _keep_int(x, "hard_tanh")
+    t = _real_keep_int(x, "hard_tanh")
     if t.dtype.is_int:
         return clip(t, int(math.ceil(lo)), int(math.floor(hi)))
     return where(t <= lo, lo, where(t >= hi, hi, t))

@@ -115,15 +115,22 @@ def _add_bias(y: Tensor, bias: Any, cout: int, nd: int, fname: str) -> Tensor:
 _BATCH_LAST_BELOW = 16
 
 
-def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any,
-            nd: int, fname: str) -> Tensor:
+def _operands(x: Any, weight: Any, groups: Any, nd: int, fname: str,
+              layout: str) -> tuple[Tensor, Tensor, bool, int]:
+    """The input (batched: ``added`` says whether a batch axis was added), the weight (``nd + 2``
+    axes, ``layout`` naming its two leading ones) and the groups of a convolution."""
     x = _t(x, fname)
     w = _t(weight, fname, x)
     if w.ndim != nd + 2:
-        raise ValueError(f"{fname}: weight must have shape (C_out, C_in/groups, {', '.join('k' * nd)}), "
+        raise ValueError(f"{fname}: weight must have shape ({layout}, {', '.join('k' * nd)}), "
                          f"got shape {w.shape}")
     x, added = _batched(x, nd, fname)
-    g = _groups(groups, fname)
+    return x, w, added, _groups(groups, fname)
+
+
+def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any,
+            nd: int, fname: str) -> Tensor:
+    x, w, added, g = _operands(x, weight, groups, nd, fname, "C_out, C_in/groups")
     n, c = x.shape[:2]
     cout, cg = w.shape[:2]
     ks = w.shape[2:]
@@ -501,13 +508,7 @@ conv3d.__doc__ = _CONV_DOC.format(nd=3, name="conv3d", sp="D, H, W", ks="kd, kh,
 
 def _conv_transposend(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,
                       groups: Any, dilation: Any, nd: int, fname: str) -> Tensor:
-    x = _t(x, fname)
-    w = _t(weight, fname, x)
-    if w.ndim != nd + 2:
-        raise ValueError(f"{fname}: weight must have shape (C_in, C_out/groups, {', '.join('k' * nd)}), "
-                         f"got shape {w.shape}")
-    x, added = _batched(x, nd, fname)
-    g = _groups(groups, fname)
+    x, w, added, g = _operands(x, weight, groups, nd, fname, "C_in, C_out/groups")
     n, c = x.shape[:2]
     cin, cog = w.shape[:2]
     ks = w.shape[2:]
@@ -666,10 +667,10 @@ def _max_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any
     x, added, ks, st, pd, dl, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
                                                       nd, fname)
     d = x.dtype
-    if d.kind == "c":
+    if d.is_complex:
         raise TypeError(f"{fname}: complex input ({d}) has no order")
     widths = ((0, 0), (0, 0)) + tuple((p, p + e) for p, e in zip(pd, extra))
-    if d.kind == "f" and x.size and math.prod(ks) > 1 and all(s >= q * (k - 1) + 1 for s, q, k in zip(st, dl, ks)):
+    if d.is_float and x.size and math.prod(ks) > 1 and all(s >= q * (k - 1) + 1 for s, q, k in zip(st, dl, ks)):
         # windows that do not overlap (max_pool2d(2) and the like): a custom rule whose backward is
         # the traced one's arithmetic (the same primitive rules) on level-0 handles, in a few ops
         return _unbatch(_max_pool_fn(x.shape, ks, st, dl, widths, out)(x), added)
@@ -680,7 +681,7 @@ def _max_pool_traced(x: Tensor, ks: tuple[int, ...], st: tuple[int, ...], dl: tu
                      widths: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> Tensor:
     d = x.dtype
     if any(a or b for a, b in widths):
-        fill = float("-inf") if d.kind == "f" else (False if d is D.bool else int_range(d)[0])
+        fill = float("-inf") if d.is_float else (False if d is D.bool else int_range(d)[0])
         x = _pad(x, list(widths), fill)
     return _window_reduce(x, ks, st, dl, out, _maximum)
 
@@ -775,7 +776,7 @@ def _avg_pool(x: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: An
               divisor_override: Any, dilation: Any, nd: int, fname: str) -> Tensor:
     x, added, ks, st, pd, dl, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
                                                       nd, fname)
-    if x.dtype.kind not in "fc":
+    if not x.dtype.is_inexact:
         raise TypeError(f"{fname}: expected a float or complex input, got {x.dtype}")
     sp = x.shape[2:]
     pads = [(p, p + e) for p, e in zip(pd, extra)]

@@ -21,7 +21,7 @@ The normal variants are plain (untruncated) normals, as PyTorch's ``xavier_norma
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import runetensor as rt
 
@@ -60,7 +60,7 @@ def _prep(fname: str, shape: Any, dtype: Any) -> tuple[tuple[int, ...], Any, int
     if len(shp) < 2:
         raise ValueError(f"{fname}: a weight needs at least 2 axes (out, in, *kernel), got shape {shp}")
     d = as_dtype(dtype, fname)
-    if d.kind != "f":
+    if not d.is_float:
         raise TypeError(f"{fname}: dtype must be a real floating dtype, got {d}")
     fi, fo = fans(shp)
     if fi == 0 or fo == 0:
@@ -68,13 +68,16 @@ def _prep(fname: str, shape: Any, dtype: Any) -> tuple[tuple[int, ...], Any, int
     return shp, d, fi, fo
 
 
-def _uniform(key: Any, shp: tuple[int, ...], d: Any, bound: float) -> Any:
-    return rrandom.uniform(key, shp, d, -bound, bound)
-
-
-def _normal(key: Any, shp: tuple[int, ...], d: Any, std: float) -> Any:
+def _draw(fname: str, key: Any, shape: Any, dtype: Any, normal: bool,
+          scale: Callable[[int, int], float]) -> Any:
+    """The shared initialiser: ``U(-b, b)`` (``normal=False``) or ``N(0, b**2)`` with
+    ``b = scale(fan_in, fan_out)``; ``scale`` validates its own arguments (gain, mode)."""
+    shp, d, fi, fo = _prep(fname, shape, dtype)
+    b = scale(fi, fo)
+    if not normal:
+        return rrandom.uniform(key, shp, d, -b, b)
     cd = D.float32 if d.is_low_precision else d
-    z = rrandom.normal(key, shp, cd) * std
+    z = rrandom.normal(key, shp, cd) * b
     return z if cd is d else rt.astype(z, d)
 
 
@@ -113,8 +116,8 @@ def glorot_uniform(key: Any, shape: Sequence[int], dtype: Any = D.float32, gain:
     >>> bool(rt.item(rt.max(rt.abs(w))) <= (6 / 300) ** 0.5)
     True
     """
-    shp, d, fi, fo = _prep("glorot_uniform", shape, dtype)
-    return _uniform(key, shp, d, _gain(gain, "glorot_uniform") * math.sqrt(6.0 / (fi + fo)))
+    return _draw("glorot_uniform", key, shape, dtype, False,
+                 lambda fi, fo: _gain(gain, "glorot_uniform") * math.sqrt(6.0 / (fi + fo)))
 
 
 def glorot_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32, gain: float = 1.0) -> Any:
@@ -137,8 +140,8 @@ def glorot_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32, gain: 
     >>> round(rt.item(rt.std(w)) / (2 / 400) ** 0.5, 1)
     1.0
     """
-    shp, d, fi, fo = _prep("glorot_normal", shape, dtype)
-    return _normal(key, shp, d, _gain(gain, "glorot_normal") * math.sqrt(2.0 / (fi + fo)))
+    return _draw("glorot_normal", key, shape, dtype, True,
+                 lambda fi, fo: _gain(gain, "glorot_normal") * math.sqrt(2.0 / (fi + fo)))
 
 
 def he_uniform(key: Any, shape: Sequence[int], dtype: Any = D.float32, mode: str = "fan_in") -> Any:
@@ -162,8 +165,8 @@ def he_uniform(key: Any, shape: Sequence[int], dtype: Any = D.float32, mode: str
     >>> bool(rt.item(rt.max(rt.abs(w))) <= 0.5)
     True
     """
-    shp, d, fi, fo = _prep("he_uniform", shape, dtype)
-    return _uniform(key, shp, d, math.sqrt(6.0 / _fan(mode, fi, fo, "he_uniform")))
+    return _draw("he_uniform", key, shape, dtype, False,
+                 lambda fi, fo: math.sqrt(6.0 / _fan(mode, fi, fo, "he_uniform")))
 
 
 def he_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32, mode: str = "fan_in") -> Any:
@@ -186,8 +189,8 @@ def he_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32, mode: str 
     >>> round(rt.item(rt.std(w)) / 0.1, 1)
     1.0
     """
-    shp, d, fi, fo = _prep("he_normal", shape, dtype)
-    return _normal(key, shp, d, math.sqrt(2.0 / _fan(mode, fi, fo, "he_normal")))
+    return _draw("he_normal", key, shape, dtype, True,
+                 lambda fi, fo: math.sqrt(2.0 / _fan(mode, fi, fo, "he_normal")))
 
 
 def lecun_uniform(key: Any, shape: Sequence[int], dtype: Any = D.float32) -> Any:
@@ -209,8 +212,7 @@ def lecun_uniform(key: Any, shape: Sequence[int], dtype: Any = D.float32) -> Any
     >>> bool(rt.item(rt.max(rt.abs(w))) <= 0.5)
     True
     """
-    shp, d, fi, _ = _prep("lecun_uniform", shape, dtype)
-    return _uniform(key, shp, d, math.sqrt(3.0 / fi))
+    return _draw("lecun_uniform", key, shape, dtype, False, lambda fi, fo: math.sqrt(3.0 / fi))
 
 
 def lecun_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32) -> Any:
@@ -232,5 +234,4 @@ def lecun_normal(key: Any, shape: Sequence[int], dtype: Any = D.float32) -> Any:
     >>> round(rt.item(rt.std(w)) / 0.1, 1)
     1.0
     """
-    shp, d, fi, _ = _prep("lecun_normal", shape, dtype)
-    return _normal(key, shp, d, math.sqrt(1.0 / fi))
+    return _draw("lecun_normal", key, shape, dtype, True, lambda fi, fo: math.sqrt(1.0 / fi))

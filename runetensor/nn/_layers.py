@@ -105,7 +105,7 @@ def embedding(indices: Any, weight: Any) -> Tensor:
      [0, 1]]
     """
     idx = as_tensor(indices, "embedding")
-    if idx.dtype.kind not in "iu":
+    if not idx.dtype.is_int:
         raise TypeError(f"embedding: indices must be an integer tensor, got dtype {idx.dtype}")
     w = _float_tensor(weight, "embedding", "weight")
     if w.ndim != 2:

@@ -13,7 +13,7 @@ import runetensor as rt
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .._special import _scalar_float, _softplus_t, _value_range
+from .._special import _back, _scalar_float, _softplus_t, _value_range
 from .._tensor import Tensor, as_tensor
 
 __all__ = ["mse", "mae", "huber", "sigmoid_bce", "softmax_cross_entropy", "kl_div"]
@@ -28,12 +28,22 @@ def _check_reduction(reduction: Any, fname: str, extra: tuple[str, ...] = ()) ->
     return reduction
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
+def _reduce(loss: Tensor, reduction: str, d: DType) -> Tensor:
+    """The element-wise ``loss`` reduced as ``reduction`` asks, rounded back to the result dtype ``d``."""
     if reduction == "mean":
-        return rt.mean(loss)
-    if reduction == "sum":
-        return rt.sum(loss)
-    return loss
+        loss = rt.mean(loss)
+    elif reduction == "sum":
+        loss = rt.sum(loss)
+    elif reduction == "batchmean":
+        n = loss.shape[0] if loss.ndim else 1
+        loss = rt.sum(loss) / float(n) if n else rt.sum(loss) * float("nan")
+    return _back(loss, d)
+
+
+def _compute(t: Tensor, d: DType) -> Tensor:
+    """``t`` in the compute dtype of result dtype ``d`` (float32 for low-precision floats)."""
+    cd = D.float32 if d.is_low_precision else d
+    return t if t.dtype is cd else rt.astype(t, cd)
 
 
 def _pair(a: Any, b: Any, fname: str, an: str, bn: str) -> tuple[Tensor, Tensor, DType]:
@@ -48,12 +58,7 @@ def _pair(a: Any, b: Any, fname: str, an: str, bn: str) -> tuple[Tensor, Tensor,
     d = rt.promote_types(a.dtype, b.dtype)
     if not d.is_float:
         d = D.float64
-    cd = D.float32 if d.is_low_precision else d
-    return (a if a.dtype is cd else rt.astype(a, cd)), (b if b.dtype is cd else rt.astype(b, cd)), d
-
-
-def _out(r: Tensor, d: DType) -> Tensor:
-    return r if r.dtype is d else rt.astype(r, d)
+    return _compute(a, d), _compute(b, d), d
 
 
 def mse(pred: Any, target: Any, reduction: str = "mean") -> Tensor:
@@ -76,7 +81,7 @@ def mse(pred: Any, target: Any, reduction: str = "mean") -> Tensor:
     red = _check_reduction(reduction, "mse")
     p, t, d = _pair(pred, target, "mse", "pred", "target")
     diff = p - t
-    return _out(_reduce(diff * diff, red), d)
+    return _reduce(diff * diff, red, d)
 
 
 def mae(pred: Any, target: Any, reduction: str = "mean") -> Tensor:
@@ -98,7 +103,7 @@ def mae(pred: Any, target: Any, reduction: str = "mean") -> Tensor:
     """
     red = _check_reduction(reduction, "mae")
     p, t, d = _pair(pred, target, "mae", "pred", "target")
-    return _out(_reduce(rt.abs(p - t), red), d)
+    return _reduce(rt.abs(p - t), red, d)
 
 
 def huber(pred: Any, target: Any, delta: float = 1.0, reduction: str = "mean") -> Tensor:
@@ -131,7 +136,7 @@ def huber(pred: Any, target: Any, delta: float = 1.0, reduction: str = "mean") -
     # the quadratic branch only sees clipped errors (no overflow in the unused branch)
     ec = rt.where(small, e, 0.0)
     loss = rt.where(small, ec * ec * 0.5, (a - 0.5 * dl) * dl)
-    return _out(_reduce(loss, red), d)
+    return _reduce(loss, red, d)
 
 
 def sigmoid_bce(logits: Any, labels: Any, reduction: str = "mean", pos_weight: Any = None) -> Tensor:
@@ -166,7 +171,7 @@ def sigmoid_bce(logits: Any, labels: Any, reduction: str = "mean", pos_weight: A
     else:
         w = pos_weight if isinstance(pos_weight, (int, float)) else as_tensor(pos_weight, "sigmoid_bce")
         loss = (1.0 - z) * x + ((w - 1.0) * z + 1.0) * sp
-    return _out(_reduce(loss, red), d)
+    return _reduce(loss, red, d)
 
 
 def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: str = "mean",
@@ -226,8 +231,7 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
             if lo < 0 or hi >= C:
                 raise ValueError(f"{fname}: label {lo if lo < 0 else hi} is out of range for {C} classes "
                                  f"(expected 0 <= label < {C})")
-        cd = D.float32 if d.is_low_precision else d
-        xc = x if x.dtype is cd else rt.astype(x, cd)
+        xc = _compute(x, d)
         lsm = rt.log_softmax(xc, [ax])
         picked = rt.squeeze(rt.take_along_axis(lsm, rt.expand_dims(y, ax), ax), ax)
         loss = -picked
@@ -237,16 +241,15 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
         if tuple(y.shape) != tuple(x.shape):
             raise ValueError(f"{fname}: probability labels must have logits' shape {x.shape}, got {y.shape}")
         d = rt.promote_types(d, y.dtype)
-        cd = D.float32 if d.is_low_precision else d
-        xc = x if x.dtype is cd else rt.astype(x, cd)
-        yc = y if y.dtype is cd else rt.astype(y, cd)
+        xc = _compute(x, d)
+        yc = _compute(y, d)
         if ls:
             yc = yc * (1.0 - ls) + ls / C
         loss = -rt.sum(yc * rt.log_softmax(xc, [ax]), [ax])
     else:
         raise TypeError(f"{fname}: labels must be integer class indices or float probabilities, "
                         f"got dtype {y.dtype}")
-    return _out(_reduce(loss, red), d)
+    return _reduce(loss, red, d)
 
 
 def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Tensor:  # noqa: A002
@@ -283,8 +286,4 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     else:
         pos = t > 0
         loss = rt.where(pos, t * rt.log(rt.where(pos, t, 1.0)), 0.0) - t * x
-    if red == "batchmean":
-        n = x.shape[0] if x.ndim else 1
-        r = rt.sum(loss) / float(n) if n else rt.sum(loss) * float("nan")
-        return _out(r, d)
-    return _out(_reduce(loss, red), d)
+    return _reduce(loss, red, d)
