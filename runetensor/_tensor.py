@@ -22,7 +22,7 @@ from ._primitives import BINARY_DERIVS, UNARY_DERIVS
 from ._validate import broadcast_shapes
 
 __all__ = ["Tensor", "wrap", "as_tensor", "binary_op", "unary_op", "inplace_op", "attach", "is_tensor",
-           "common_backend", "writable"]
+           "common_backend"]
 
 _bool = D.bool
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -315,15 +315,6 @@ def as_level(t: "Tensor", be: Any, fname: str) -> "Tensor":
     return wrap(h, t._dtype, be)
 
 
-def writable(target: "Tensor", fname: str, *values: Any) -> Any:
-    """The backend to write ``values`` into ``target`` with: :func:`common_backend` of them all.
-
-    Under a transformation that is the transformation's tracer backend even when ``target`` was
-    created outside it; that backend writes constants through and refuses (``ValueError``) to
-    write a differentiated value into such a tensor."""
-    return common_backend(fname, target, *values)
-
-
 def _to_operand(x: Any, fname: str, backend: Any) -> Any:
     if isinstance(x, Tensor) or type(x) in _PY_SCALARS:
         return x
@@ -477,7 +468,7 @@ def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = 
                 return target
     r = binary_op(op, target, value, fname, rule)
     if r._backend is not be:
-        be = writable(target, fname, r)
+        be = common_backend(fname, target, r)
     if r._data.shape != td.shape:
         raise ValueError(f"{fname}: result shape {r._data.shape} does not match the target's {td.shape}")
     if r._dtype is not d:
