@@ -22,6 +22,7 @@ from typing import Any
 from .._backend.contract import Backend, BatchedValueError
 from .._primitives import inv_perm
 from .._primitives import reshape as _reshape
+from . import _delegate
 
 _SCALARS = (int, float, complex, bool)
 
@@ -247,75 +248,47 @@ class BatchBackend(Backend):
         prm = {"shape": tuple(shape), "strides": tuple(strides), "offset": offset}
         return self._view("as_strided", h, prm, lambda x: self._mv_as_strided(x, **prm))
 
-    @property
-    def capabilities(self) -> frozenset:  # type: ignore[override]
-        """The parent's: the batch computes on the parent backend's handles."""
-        return self.parent.capabilities
-
-    def require(self, capability: str, fname: str) -> None:
-        self.parent.require(capability, fname)
-
-    # ------------------------------------------------------------------ introspection
-    def dtype(self, h):
-        return self.parent.dtype(self._in(h)[0])
+    # ------------------------------------------------------------------ introspection, host reads
+    capabilities = property(_delegate.capabilities)  # the parent's: the batch computes on its handles
+    require = _delegate.require
+    dtype = _delegate.dtype
+    offset = _delegate.offset
+    buffer_size = _delegate.buffer_size
+    shares_memory = _delegate.shares_memory
+    value_range = _delegate.value_range  # over every lane: what validation needs
+    dlpack_device = _delegate.dlpack_device
+    to_host = _delegate.to_host
+    to_list = _delegate.to_list
+    to_bytes = _delegate.to_bytes
+    dlpack = _delegate.dlpack
 
     def strides(self, h):
         p, bd = self._in(h)
         s = self.parent.strides(p)
         return s if bd is None else s[:bd] + s[bd + 1:]
 
-    def offset(self, h):
-        return self.parent.offset(self._in(h)[0])
-
-    def buffer_size(self, h):
-        return self.parent.buffer_size(self._in(h)[0])
-
     def is_c_contiguous(self, h):
         p, bd = self._in(h)
         return self.parent.is_c_contiguous(p) and bd in (None, 0)
 
-    def shares_memory(self, a, b):
-        return self.parent.shares_memory(self._in(a)[0], self._in(b)[0])
+    def _host(self, x: Any, what: str) -> Any:
+        """The parent handle of ``x`` for a read of its values to the host.
 
-    def _scalar_read(self, what: str) -> BatchedValueError:
-        return BatchedValueError(f"{what}: this value differs from lane to lane under vmap and cannot be read as "
-                                 "one value; select with rt.where or branch with rt.cond / rt.while_loop instead")
+        Raises:
+            BatchedValueError: if ``x`` differs from lane to lane.
+        """
+        p, bd = self._in(x)
+        if bd is not None:
+            raise BatchedValueError(f"{what}: this value differs from lane to lane under vmap and cannot be read "
+                                    "as one value; select with rt.where or branch with rt.cond / rt.while_loop "
+                                    "instead")
+        return p
 
     def lanes(self, x: Any) -> tuple[Backend, Any] | None:
         """``(parent, handle)`` with every lane of ``x`` along a leading axis (for printing), or
         None when ``x`` is the same in every lane."""
         p, bd = self._in(x)
         return None if bd is None else (self.parent, self._mv0(p, bd))
-
-    def value_range(self, x):
-        return self.parent.value_range(self._in(x)[0])  # over every lane: what validation needs
-
-    def to_host(self, x):
-        p, bd = self._in(x)
-        if bd is not None:
-            raise self._scalar_read("reading a tensor's values")
-        return self.parent.to_host(p)
-
-    def to_list(self, x):
-        p, bd = self._in(x)
-        if bd is not None:
-            raise self._scalar_read("converting to a Python value")
-        return self.parent.to_list(p)
-
-    def to_bytes(self, x):
-        p, bd = self._in(x)
-        if bd is not None:
-            raise self._scalar_read("to_bytes")
-        return self.parent.to_bytes(p)
-
-    def dlpack(self, x, stream, max_version, dl_device, copy):
-        p, bd = self._in(x)
-        if bd is not None:
-            raise self._scalar_read("__dlpack__")
-        return self.parent.dlpack(p, stream, max_version, dl_device, copy)
-
-    def dlpack_device(self, x):
-        return self.parent.dlpack_device(self._in(x)[0])
 
     # ------------------------------------------------------------------ creation (unbatched)
     def empty(self, shape, dtype):

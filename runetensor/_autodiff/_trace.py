@@ -33,6 +33,7 @@ from typing import Any
 from .._backend import _active
 from .._backend.contract import Backend
 from .._primitives import PRIMS, reshape as _reshape, sum_to, zeros, zeros_like
+from . import _delegate
 
 _seq = itertools.count()
 _MOVEMENT = ("reshape", "expand", "permute", "view_index", "flip", "as_strided")
@@ -268,50 +269,28 @@ class TraceBackend(Backend):
         """Replace ``root``'s payload after ``src`` (payload ``spay``) was written into the region
         of ``root`` that ``recipe`` (then ``key``) selects."""
 
-    @property
-    def capabilities(self) -> frozenset:  # type: ignore[override]
-        """The parent's: a transformation computes on the parent backend's handles."""
-        return self.parent.capabilities
-
-    def require(self, capability: str, fname: str) -> None:
-        self.parent.require(capability, fname)
-
-    # ------------------------------------------------------------------ introspection (values)
-    def dtype(self, h):
-        return self.parent.dtype(self._in(h)[0])
+    # ------------------------------------------------------------------ introspection, host reads (values)
+    capabilities = property(_delegate.capabilities)  # the parent's: a transformation computes on its handles
+    require = _delegate.require
+    dtype = _delegate.dtype
+    offset = _delegate.offset
+    buffer_size = _delegate.buffer_size
+    shares_memory = _delegate.shares_memory
+    value_range = _delegate.value_range
+    dlpack_device = _delegate.dlpack_device
+    to_host = _delegate.to_host
+    to_list = _delegate.to_list
+    to_bytes = _delegate.to_bytes
+    dlpack = _delegate.dlpack
 
     def strides(self, h):
         return self.parent.strides(self._in(h)[0])
 
-    def offset(self, h):
-        return self.parent.offset(self._in(h)[0])
-
-    def buffer_size(self, h):
-        return self.parent.buffer_size(self._in(h)[0])
-
     def is_c_contiguous(self, h):
         return self.parent.is_c_contiguous(self._in(h)[0])
 
-    def shares_memory(self, a, b):
-        return self.parent.shares_memory(self._in(a)[0], self._in(b)[0])
-
-    def value_range(self, x):
-        return self.parent.value_range(self._in(x)[0])
-
-    def to_host(self, x):
-        return self.parent.to_host(self._in(x)[0])
-
-    def to_list(self, x):
-        return self.parent.to_list(self._in(x)[0])
-
-    def to_bytes(self, x):
-        return self.parent.to_bytes(self._in(x)[0])
-
-    def dlpack(self, x, stream, max_version, dl_device, copy):
-        return self.parent.dlpack(self._in(x)[0], stream, max_version, dl_device, copy)
-
-    def dlpack_device(self, x):
-        return self.parent.dlpack_device(self._in(x)[0])
+    def _host(self, x: Any, what: str) -> Any:
+        return self._in(x)[0]
 
     # ------------------------------------------------------------------ creation (constants)
     def empty(self, shape, dtype):
@@ -505,7 +484,7 @@ _MOVE_FN = {n: _move_fn(n) for n in _MOVEMENT}
 # Reverse mode
 # ---------------------------------------------------------------------------
 def _inexact(B: Backend, h: Any) -> bool:
-    return _is_handle(h) and B.dtype(h).kind in "fc"
+    return _is_handle(h) and B.dtype(h).is_inexact
 
 
 class ReverseBackend(TraceBackend):
