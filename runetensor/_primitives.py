@@ -199,10 +199,6 @@ def any_true(B, m) -> bool:
     return r is not None and bool(r[1])
 
 
-def is_inexact(d: DType) -> bool:
-    return d.is_inexact
-
-
 # ---------------------------------------------------------------------------
 # Elementwise unary ops: dtype rule and derivative d(out)/d(x) as a function of (x, out)
 # ---------------------------------------------------------------------------

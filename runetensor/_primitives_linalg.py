@@ -70,7 +70,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes as D
-from ._primitives import add, prim, reshape, zeros_like
+from ._primitives import _swap as _mT
+from ._primitives import add, cast_like, prim, reshape, zeros_like
 
 # ---------------------------------------------------------------------------
 # matrix helpers on handles of a backend B
@@ -78,16 +79,11 @@ from ._primitives import add, prim, reshape, zeros_like
 
 
 def _cx(B, h) -> bool:
-    return B.dtype(h).kind == "c"
+    return B.dtype(h).is_complex
 
 
 def _cj(B, h):
     return B.unary("conj", h) if _cx(B, h) else h
-
-
-def _mT(B, h):
-    n = h.ndim
-    return B.permute(h, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def _mH(B, h):
@@ -103,17 +99,6 @@ def _mm(B, *hs):
 
 def _complex_of(d):
     return D.complex64 if d in (D.float32, D.complex64) else D.complex128
-
-
-def _to(B, h, d):
-    """``h`` cast to dtype ``d`` (real -> complex, or complex -> real part)."""
-    hd = B.dtype(h)
-    if hd is d:
-        return h
-    if hd.kind == "c" and d.kind != "c":
-        h = B.unary("real", h)
-        return h if B.dtype(h) is d else B.cast(h, d)
-    return B.cast(h, d)
 
 
 def _idx(B, n, shape):
@@ -470,7 +455,7 @@ def _svd_vjp(B, g, xs, out, need, full_matrices=False):
         w = _mH(B, gv)
         w = B.binary("sub", w, _mm(B, w, v, vh))
         ga = B.binary("add", ga, B.matmul(u, B.binary("mul", _row(B, sinv), w)))
-    return (_to(B, _cj(B, ga), B.dtype(xs[0])),)
+    return (cast_like(B, _cj(B, ga), B.dtype(xs[0])),)
 
 
 prim("linalg.svd", jvp=_svd_jvp, vjp=_svd_vjp)
@@ -535,7 +520,7 @@ prim("linalg.eigvalsh", jvp=_eigvalsh_jvp, vjp=_eigvalsh_vjp)
 def _eig_jvp(B, ts, xs, out):
     w, v = out
     cd = B.dtype(w)
-    da = _to(B, ts[0], cd)
+    da = cast_like(B, ts[0], cd)
     vi = _inv(B, v)
     p = _mm(B, vi, da, v)
     dw = _diag(B, p)
@@ -555,7 +540,7 @@ def _eig_vjp(B, g, xs, out, need):
     gp = B.binary("add", _diagm(B, gw), B.binary("mul", B.unary("conj", _gaps(B, w)), gc0))
     vi = _inv(B, v)
     ga = _mm(B, _mH(B, vi), gp, vh)
-    return (_to(B, _cj(B, ga), B.dtype(xs[0])),)
+    return (cast_like(B, _cj(B, ga), B.dtype(xs[0])),)
 
 
 prim("linalg.eig", jvp=_eig_jvp, vjp=_eig_vjp)
@@ -563,14 +548,14 @@ prim("linalg.eig", jvp=_eig_jvp, vjp=_eig_vjp)
 
 def _eigvals_jvp(B, ts, xs, out):
     w, v = B.linalg("eig", xs[0])
-    return _diag(B, _mm(B, _inv(B, v), _to(B, ts[0], B.dtype(w)), v))
+    return _diag(B, _mm(B, _inv(B, v), cast_like(B, ts[0], B.dtype(w)), v))
 
 
 def _eigvals_vjp(B, g, xs, out, need):
     w, v = B.linalg("eig", xs[0])
     vi = _inv(B, v)
     ga = B.matmul(B.binary("mul", _mH(B, vi), _col(B, _cj(B, g))), _mH(B, v))
-    return (_to(B, _cj(B, ga), B.dtype(xs[0])),)
+    return (cast_like(B, _cj(B, ga), B.dtype(xs[0])),)
 
 
 prim("linalg.eigvals", jvp=_eigvals_jvp, vjp=_eigvals_vjp)
