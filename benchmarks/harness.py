@@ -28,7 +28,8 @@ class Workload:
     per: int = 1
     target: float | None = None
     target_kind: str = "ratio"   # "ratio": numpy/runetensor >= target; "max_time": runetensor time <= target;
-    #                              "vs_torch": runetensor time <= target * PyTorch's time (no NumPy column)
+    #                              "vs_torch": runetensor time <= target * PyTorch's time (no NumPy column);
+    #                              "vs_jax": the same against JAX's time
 
 
 @dataclasses.dataclass
@@ -210,8 +211,9 @@ def run_workloads(names: list[str], quick: bool = False, repeats: int | None = N
         if w.target is not None and "runetensor" in times:
             if w.target_kind == "max_time":
                 met = times["runetensor"] <= w.target
-            elif w.target_kind == "vs_torch":
-                met = times["runetensor"] <= w.target * times["torch"] if "torch" in times else None
+            elif w.target_kind in ("vs_torch", "vs_jax"):
+                ref = w.target_kind[3:]
+                met = times["runetensor"] <= w.target * times[ref] if ref in times else None
             else:
                 met = ratio is not None and ratio >= w.target
         r = Result(w.name, w.description, w.per, times, spreads, ratio, w.target, w.target_kind, met, errors)
@@ -237,7 +239,7 @@ def _target(r: Result) -> str:
     if r.target is None:
         return ""
     t = f"<= {fmt_time(r.target)}" if r.target_kind == "max_time" else \
-        f"<= {r.target:g}x torch" if r.target_kind == "vs_torch" else f">= {r.target:g}x"
+        f"<= {r.target:g}x {r.target_kind[3:]}" if r.target_kind in ("vs_torch", "vs_jax") else f">= {r.target:g}x"
     return t + (" ok" if r.met else " MISS" if r.met is False else "")
 
 

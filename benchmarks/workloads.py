@@ -877,3 +877,121 @@ def _mlp_jit_step(ctx):
         if jax_impl is not None:
             impls["jax"] = jax_impl
     return impls
+
+
+@workload("jit_dispatch_tiny", "one call of a cached rt.jit(lambda a, b: a * b + a) on 8 float32 elements "
+                               "(NumPy: the same expression eager; JAX: jax.jit of it) (time per call)",
+          per=K, target=10e-6, target_kind="max_time")
+def _jit_dispatch_tiny(ctx):
+    rt = ctx.rt
+    a, b = _f32(ctx, 8), _f32(ctx, 8)
+    f = rt.jit(lambda x, y: x * y + x)
+    f(rt.asarray(a), rt.asarray(b))  # trace (and compile) outside the timing
+    jf = None
+    if ctx.jax is not None:
+        jf = ctx.jax.jit(lambda x, y: x * y + x)
+    return _all(ctx, [a, b], _loop(lambda x, y: x * y + x), _loop(f), None, _loop(jf) if jf is not None else None)
+
+
+@workload("jit_compile_w3", "first call (trace + C compile) of a fresh rt.jit of a*b + c*sin(d) on 1000 float32, "
+                            "with a cold kernel cache (a fresh RUNETENSOR_JIT_CACHE folder and the in-memory "
+                            "kernels forgotten each call); JAX: first call of jax.jit of a fresh lambda, "
+                            "new shape each call", target=1.0, target_kind="max_time")
+def _jit_compile_w3(ctx):
+    import os
+    import tempfile
+
+    from runetensor._jit import _fuse
+    rt = ctx.rt
+    n = 1000
+    arrays = [_f32(ctx, n) for _ in range(4)]
+    ra, rb, rc, rd = (rt.asarray(x) for x in arrays)
+
+    def run_rt():
+        old = os.environ.get("RUNETENSOR_JIT_CACHE")
+        with tempfile.TemporaryDirectory(prefix="rt-bench-jit-") as d:
+            os.environ["RUNETENSOR_JIT_CACHE"] = d
+            _fuse.clear_memory_cache()
+            try:
+                f = rt.jit(lambda a, b, c, d: a * b + c * rt.sin(d))
+                r = f(ra, rb, rc, rd)
+                if not any(name.endswith(".so") for name in os.listdir(d)):
+                    raise RuntimeError("no kernel was compiled (is a C compiler on PATH?)")
+            finally:
+                if old is None:
+                    os.environ.pop("RUNETENSOR_JIT_CACHE", None)
+                else:
+                    os.environ["RUNETENSOR_JIT_CACHE"] = old
+        return r
+    impls: dict[str, Callable[[], Any]] = {"runetensor": run_rt}
+    if ctx.jax is not None:
+        import jax
+        jnp = ctx.jnp
+        big = [_f32(ctx, n + 4096) for _ in range(4)]
+        count = [0]
+
+        def run_jax():
+            count[0] += 1
+            m = n + count[0] % 4096  # a shape not compiled before (a fresh lambda would retrace anyway)
+            ja, jb, jc, jd = (jnp.asarray(x[:m]) for x in big)
+            r = jax.jit(lambda a, b, c, d: a * b + c * jnp.sin(d))(ja, jb, jc, jd)
+            r.block_until_ready()
+            return r
+        impls["jax"] = run_jax
+    return impls
+
+
+@workload("mlp_jit_train_step", "a full training step (forward + backward + SGD, lr 0.1) of the mlp_step MLP "
+                                "(784-256-10 float32, batch 128) as rt.jit(step, donate_argnums=(0,)) vs "
+                                "jax.jit(step, donate_argnums=(0,)); the new parameters feed the next call",
+          target=1.0, target_kind="vs_jax")
+def _mlp_jit_train_step(ctx):
+    rt = ctx.rt
+    x, onehot, params = _mlp_data(ctx)
+    lr = 0.1
+    rx, ry = rt.asarray(x), rt.asarray(onehot)
+
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = rt.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        m = rt.max(z, axes=[1], keepdims=True)
+        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
+        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+
+    def step(p, x, y):
+        g = rt.grad(loss)(p, x, y)
+        return tuple(w - lr * gw for w, gw in zip(p, g))
+    f = rt.jit(step, donate_argnums=(0,))
+    # own copies: a donated buffer's contents are undefined after the call
+    rstate = {"p": tuple(rt.asarray(p.copy()) for p in params)}
+
+    def run_rt():
+        rstate["p"] = f(rstate["p"], rx, ry)
+        return rstate["p"]
+    impls: dict[str, Callable[[], Any]] = {"runetensor": run_rt}
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        jx, jy = jnp.asarray(x), jnp.asarray(onehot)
+
+        def jloss(p, x, y):
+            w1, b1, w2, b2 = p
+            h = jnp.maximum(x @ w1 + b1, 0.0)
+            z = h @ w2 + b2
+            lse = jax.nn.logsumexp(z, axis=1, keepdims=True)
+            return jnp.mean(lse - jnp.sum(z * y, axis=1, keepdims=True))
+
+        def jstep(p, x, y):
+            g = jax.grad(jloss)(p, x, y)
+            return tuple(w - lr * gw for w, gw in zip(p, g))
+        jf = jax.jit(jstep, donate_argnums=(0,))
+        jstate = {"p": tuple(jnp.array(p) for p in params)}
+
+        def run_jax():
+            jstate["p"] = jf(jstate["p"], jx, jy)
+            for w in jstate["p"]:
+                w.block_until_ready()
+            return jstate["p"]
+        impls["jax"] = run_jax
+    return impls
