@@ -12,4 +12,7 @@ from setuptools import Extension, setup
 _ARGS = [] if sys.platform == "win32" else ["-O3", "-std=c99", "-fno-math-errno"]
 
 setup(ext_modules=[Extension("runetensor._backend._kernels", ["runetensor/_backend/_kernels.c"],
+                             extra_compile_args=_ARGS, optional=True),
+                   # rt.jit's kernel caller (without it, ctypes calls the kernels: slower per call)
+                   Extension("runetensor._backend._jitcall", ["runetensor/_backend/_jitcall.c"],
                              extra_compile_args=_ARGS, optional=True)])

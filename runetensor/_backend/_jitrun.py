@@ -5,12 +5,23 @@ shape collapsed to ``(n0, n1)`` (for a reduction: kept rows by reduced elements)
 read at ``x{j}p[r * a + c * b]`` in elements, where ``b`` is baked into the source when it is 1 (unit
 stride) or 0 (broadcast along the row) and passed otherwise; results are written C-contiguous, and a
 reduction writes one double per row into ``red``.  Large loops are split into chunks on the thread
-pool (ctypes releases the GIL during the call): rows, or column ranges of a single row (each range
+pool (the GIL is released during the call): rows, or column ranges of a single row (each range
 then gives its own partial reduction, combined in a fixed order).
+
+Calls go through the kernel's second entry point ``kernel_v(const int64_t *A)`` (the same arguments
+in one vector).  Per layout of the operands (shapes, strides, dtypes: fixed for a program, so
+computed once) a runner keeps the vector of each chunk with the operands' positions and byte
+offsets; a call then only fills in data pointers, in C (``_jitcall.call``, built from
+``_jitcall.c``) or, without that module, through ctypes.
 """
 from __future__ import annotations
 
 import ctypes
+import math
+import operator
+import struct
+import sys
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -19,9 +30,108 @@ from . import _fast
 from ._parallel import chunk_ranges, get_num_threads, parallel_for
 from .numpy_backend import NP_DTYPE
 
-_VP = ctypes.c_void_p
-_L = ctypes.c_long
+try:
+    from ._jitcall import call as _xcall
+except ImportError:  # not built: ctypes calls the kernels
+    _xcall = None
+
 _PAR_MIN = 1 << 16
+#: what a runner's layout cache is keyed by, per operand
+_LAYOUT = operator.attrgetter("shape", "strides", "dtype")
+
+
+class Kernel:
+    """A loaded kernel: ``fn_v`` (ctypes function of ``kernel_v``) and ``addr`` (its address)."""
+
+    __slots__ = ("fn_v", "addr")
+
+    def __init__(self, lib: Any):
+        self.fn_v = lib.kernel_v
+        self.fn_v.restype = None
+        self.fn_v.argtypes = [ctypes.c_void_p]
+        self.addr = ctypes.cast(self.fn_v, ctypes.c_void_p).value
+
+
+class _Chunk:
+    """One kernel call of a runner: the argument vector and where the operands' pointers go."""
+
+    __slots__ = ("vals", "vec", "pos", "offs")
+
+    def __init__(self, vals: list, pos: tuple, offs: tuple):
+        self.vals = vals
+        self.vec = struct.pack(f"{len(vals)}q", *vals)
+        self.pos = pos
+        self.offs = offs if any(offs) else None
+
+
+#: results below this size are recycled by their own step (larger ones: the backend's buffer pool)
+HOLD_MAX = 1 << 20
+
+
+class Outputs:
+    """The result buffers of one program step, reused by the step's later calls once nothing else
+    refers to them (the caller dropped the result and every view of it): a step then writes into
+    memory that is already mapped (a fresh buffer costs a page fault per 4 KiB on first touch, more
+    than the small kernels' own work).  Up to ``RING`` buffers per result are kept, so that a loop
+    feeding each call's result to the next (``params = step(params, batch)``) finds the one of two
+    calls ago free.  Results of ``HOLD_MAX`` bytes or more come from the backend's shared pool
+    instead (``_fast.empty``)."""
+
+    __slots__ = ("specs", "held", "lock")
+    RING = 2
+
+    def __init__(self, specs: list):
+        self.specs = [(tuple(shape), np.dtype(dt)) for shape, dt in specs]
+        self.held: list = [[] for _ in specs]
+        self.lock = threading.Lock()
+
+    def take(self) -> list:
+        res = []
+        with self.lock:  # two threads running the program at once never get the same buffer
+            for ring, (shape, dt) in zip(self.held, self.specs):
+                for h in ring:
+                    # references: the ring, h, getrefcount's argument (a view or a Tensor adds one)
+                    if sys.getrefcount(h) == 3:
+                        res.append(h)
+                        break
+                else:
+                    if math.prod(shape) * dt.itemsize >= HOLD_MAX:
+                        res.append(_fast.empty(shape, dt))
+                        continue
+                    h = np.empty(shape, dt)
+                    if len(ring) < self.RING:
+                        ring.append(h)
+                    res.append(h)
+        return res
+
+
+def make_matmul(fallback: Callable, shape: tuple, dtype: Any) -> Callable:
+    """A ``matmul`` step of a float32/float64 result of ``shape`` writing into its recycled buffer
+    (``np.matmul(out=)``: the same BLAS call as without ``out``); ``fallback(a, b)`` otherwise."""
+    dt = np.dtype(NP_DTYPE[dtype])
+    bufs = Outputs([(shape, dt)])
+
+    def run(a: Any, b: Any) -> Any:
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == dt and b.dtype == dt \
+                and a.ndim >= 2 and b.ndim >= 2:
+            out = bufs.take()[0]
+            if out.shape == shape:
+                np.matmul(a, b, out=out)
+                return out
+        return fallback(a, b)
+
+    return run
+
+
+def _invoke(k: Kernel, ch: _Chunk, arrs: tuple) -> None:
+    if _xcall is not None and len(ch.vals) <= 512:
+        _xcall(k.addr, ch.vec, ch.pos, arrs, ch.offs)
+        return
+    vals = list(ch.vals)
+    offs = ch.offs or (0,) * len(arrs)
+    for p, x, o in zip(ch.pos, arrs, offs):
+        vals[p] = x.ctypes.data + o
+    k.fn_v((ctypes.c_int64 * len(vals))(*vals))
 
 
 def as2d_strides(x: np.ndarray, shape: tuple, n0: int, n1: int) -> tuple | None:
@@ -59,24 +169,40 @@ def can_donate(h: Any, others: list, consts: list) -> bool:
     return not any(isinstance(c, np.ndarray) and np.may_share_memory(h, c) for c in consts)
 
 
-def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> np.ndarray | None:
-    if not isinstance(x, np.ndarray) or x.dtype != dt:
+def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> tuple | None:
+    """``(view, copied)``: ``x`` broadcast to ``shape`` as an ``(n0, n1)`` view, or as a C-contiguous
+    copy when its strides do not collapse; None when the kernel cannot read it (type, dtype, pattern)."""
+    if type(x) is not np.ndarray or x.dtype != dt:
         return None
     v = np.broadcast_to(x, shape).view()
+    copied = False
     try:
         v.shape = (n0, n1)
     except AttributeError:  # the strides do not collapse: one contiguous copy
         v = np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(n0, n1)
+        copied = True
     b = v.strides[1]
     if (pat == "1" and b != dt.itemsize and n1 > 1) or (pat == "0" and b != 0 and n1 > 1) or \
             b % dt.itemsize or v.strides[0] % dt.itemsize:
         return None
-    return v
+    return v, copied
 
 
-def make_runner(fn: Any, shape: tuple, in_dts: list, pats: list, out_dts: list, loop: tuple,
+def _plans(xs: tuple, plans: dict, make: Callable) -> Any:
+    """The cached plan of operands ``xs`` (made by ``make(xs)`` on a new layout), or False."""
+    try:
+        key = tuple(map(_LAYOUT, xs))
+    except AttributeError:
+        return False
+    ent = plans.get(key)
+    if ent is None or ent is not False and ent[0] != get_num_threads():
+        ent = plans[key] = make(xs)
+    return ent
+
+
+def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: list, loop: tuple,
                 red: tuple | None, fallback: Callable) -> Callable:
-    """A program step running kernel ``fn`` on its operands; returns its results (the stored
+    """A program step running ``kern`` on its operands; returns its results (the stored
     intermediates, then the reduction's result if ``red = (op, dtype, result shape, all_axes)``).
     ``fallback(*operands)`` runs the original steps (operands of an unexpected layout)."""
     dts = [np.dtype(NP_DTYPE[d]) for d in in_dts]
@@ -84,20 +210,23 @@ def make_runner(fn: Any, shape: tuple, in_dts: list, pats: list, out_dts: list, 
     n0, n1 = loop
     total = n0 * n1
     gen = [p == "g" for p in pats]
+    plans: dict = {}
+    bufs = Outputs([(shape, dt) for dt in odts])
 
-    def run(*xs: Any) -> tuple:
-        ins = []
-        for x, dt, p in zip(xs, dts, pats):
-            v = _as2d(x, shape, n0, n1, dt, p)
-            if v is None:
-                return fallback(*xs)
-            ins.append(v)
-        outs = [_fast.empty(shape, dt) for dt in odts]  # recycled buffers when free
-        ip = [(x.ctypes.data, x.dtype.itemsize, x.strides[0] // x.dtype.itemsize,
-               x.strides[1] // x.dtype.itemsize, g) for x, g in zip(ins, gen)]
-        op = [(o.ctypes.data, o.dtype.itemsize) for o in outs]
+    def make(xs: tuple) -> Any:
+        lay = []
+        copies = []
+        for j, (x, dt, p) in enumerate(zip(xs, dts, pats)):
+            r = _as2d(x, shape, n0, n1, dt, p)
+            if r is None:
+                return False
+            v, copied = r
+            if copied:
+                copies.append(j)
+            isz = dt.itemsize
+            lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
         nthr = get_num_threads()
-        split_cols = red is not None and n0 == 1 or n0 == 1
+        split_cols = n0 == 1
         if total < _PAR_MIN or nthr <= 1:
             rngs = [(0, n0, 0, n1)]
         elif split_cols:
@@ -105,28 +234,50 @@ def make_runner(fn: Any, shape: tuple, in_dts: list, pats: list, out_dts: list, 
         else:
             rows = max(1, _PAR_MIN // max(n1, 1))
             rngs = [(a, b, 0, n1) for a, b in chunk_ranges(n0, rows)]
-        parts = np.empty(n0 if not split_cols else len(rngs), np.float64) if red is not None else None
-
-        def call(i: int) -> None:
-            r0, r1, c0, c1 = rngs[i]
-            args: list = [_L(r1 - r0), _L(c1 - c0)]
-            for p, isz, a, b, g in ip:
-                args.append(_VP(p + (r0 * a + c0 * b) * isz))
-                args.append(_L(a))
-                if g:
-                    args.append(_L(b))
+        chunks = []
+        for i, (r0, r1, c0, c1) in enumerate(rngs):
+            vals: list = [r1 - r0, c1 - c0]
+            pos: list = []
+            offs: list = []
+            for (isz, a, b), g in zip(lay, gen):
+                pos.append(len(vals))
+                offs.append((r0 * a + c0 * b) * isz)
+                vals += [0, a] + ([b] if g else [])
             # outputs are written at [r * (c1 - c0) + c]: only valid as one block per row range
-            args += [_VP(p + (r0 * n1 + c0) * isz) for p, isz in op]
-            if parts is not None:
-                args.append(_VP(parts.ctypes.data + 8 * (i if split_cols else r0)))
-            fn(*args)
+            for dt in odts:
+                pos.append(len(vals))
+                offs.append((r0 * n1 + c0) * dt.itemsize)
+                vals.append(0)
+            if red is not None:
+                pos.append(len(vals))
+                offs.append(8 * (i if split_cols else r0))
+                vals.append(0)
+            chunks.append(_Chunk(vals, tuple(pos), tuple(offs)))
+        nparts = (n0 if not split_cols else len(rngs)) if red is not None else 0
+        return nthr, tuple(copies), chunks, nparts, split_cols
 
-        if len(rngs) == 1:
-            call(0)
+    def run(*xs: Any) -> tuple:
+        ent = _plans(xs, plans, make)
+        if ent is False:
+            return fallback(*xs)
+        _, copies, chunks, nparts, split_cols = ent
+        if copies:
+            xl = list(xs)
+            for j in copies:
+                xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
+            xs = tuple(xl)
+        outs = tuple(bufs.take())
+        if red is not None:
+            parts = np.empty(nparts, np.float64)
+            arrs = (*xs, *outs, parts)
         else:
-            parallel_for(call, len(rngs))
+            arrs = (*xs, *outs)
+        if len(chunks) == 1:
+            _invoke(kern, chunks[0], arrs)
+        else:
+            parallel_for(lambda i: _invoke(kern, chunks[i], arrs), len(chunks))
         if red is None:
-            return tuple(outs)
+            return outs
         rop, rdt, rshape, all_axes = red
         if all_axes or split_cols:
             if rop == "sum":
@@ -142,7 +293,8 @@ def make_runner(fn: Any, shape: tuple, in_dts: list, pats: list, out_dts: list, 
     return run
 
 
-def make_row_runner(fn: Any, n_rows: int, ext: list, bufs: list, out_bufs: list, fallback: Callable) -> Callable:
+def make_row_runner(kern: Kernel, n_rows: int, ext: list, bufs: list, out_bufs: list,
+                    fallback: Callable) -> Callable:
     """A program step running a row-chain kernel ``kernel(n0, e0p, e0a, e0b, ..., b0, b1, ...)``:
     several fused loops over the same ``n_rows`` rows, all run for one row before the next.  ``ext``:
     per external operand ``(group shape, (n0, n1) loop, dtype, pattern)``; ``bufs``: ``(shape, dtype)``
@@ -153,36 +305,58 @@ def make_row_runner(fn: Any, n_rows: int, ext: list, bufs: list, out_bufs: list,
     bd = [(shape, np.dtype(NP_DTYPE[d])) for shape, d in bufs]
     row_elems = [max(1, int(np.prod(shape)) // n_rows) for shape, _ in bd]
     work = sum(n0 * n1 for _, n0, n1, _, _ in info)
+    plans: dict = {}
+    obufs = Outputs(bd)
 
-    def run(*xs: Any) -> tuple:
-        ins = []
-        for x, (shape, n0, n1, dt, p) in zip(xs, info):
-            v = _as2d(x, shape, n0, n1, dt, p)
-            if v is None:
-                return fallback(*xs)
-            ins.append(v)
-        outs = [_fast.empty(shape, dt) for shape, dt in bd]
-        ip = [(x.ctypes.data, x.dtype.itemsize, x.strides[0] // x.dtype.itemsize,
-               x.strides[1] // x.dtype.itemsize) for x in ins]
-        op = [(o.ctypes.data, o.dtype.itemsize, m) for o, m in zip(outs, row_elems)]
+    def make(xs: tuple) -> Any:
+        lay = []
+        copies = []
+        for j, (x, (shape, n0, n1, dt, p)) in enumerate(zip(xs, info)):
+            r = _as2d(x, shape, n0, n1, dt, p)
+            if r is None:
+                return False
+            v, copied = r
+            if copied:
+                copies.append((j, shape))
+            isz = dt.itemsize
+            lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
         nthr = get_num_threads()
         if work < _PAR_MIN or nthr <= 1:
             rngs = [(0, n_rows)]
         else:
             rngs = chunk_ranges(n_rows, max(1, -(-n_rows // (4 * nthr))))
+        chunks = []
+        for r0, r1 in rngs:
+            vals: list = [r1 - r0]
+            pos: list = []
+            offs: list = []
+            for isz, a, b in lay:
+                pos.append(len(vals))
+                offs.append(r0 * a * isz)
+                vals += [0, a, b]
+            for (_, dt), m in zip(bd, row_elems):
+                pos.append(len(vals))
+                offs.append(r0 * m * dt.itemsize)
+                vals.append(0)
+            chunks.append(_Chunk(vals, tuple(pos), tuple(offs)))
+        return nthr, tuple(copies), chunks
 
-        def call(i: int) -> None:
-            r0, r1 = rngs[i]
-            args: list = [_L(r1 - r0)]
-            for p, isz, a, b in ip:
-                args += [_VP(p + r0 * a * isz), _L(a), _L(b)]
-            args += [_VP(p + r0 * m * isz) for p, isz, m in op]
-            fn(*args)
-
-        if len(rngs) == 1:
-            call(0)
+    def run(*xs: Any) -> tuple:
+        ent = _plans(xs, plans, make)
+        if ent is False:
+            return fallback(*xs)
+        _, copies, chunks = ent
+        if copies:
+            xl = list(xs)
+            for j, shape in copies:
+                xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
+            xs = tuple(xl)
+        outs = obufs.take()
+        arrs = (*xs, *outs)
+        if len(chunks) == 1:
+            _invoke(kern, chunks[0], arrs)
         else:
-            parallel_for(call, len(rngs))
+            parallel_for(lambda i: _invoke(kern, chunks[i], arrs), len(chunks))
         return tuple(outs[i] for i in out_bufs)
 
     return run

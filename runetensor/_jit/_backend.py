@@ -226,7 +226,7 @@ class JitBackend(Backend):
     def full(self, shape, value, dtype):
         if hasattr(value, "shape") and not isinstance(value, _SCALARS):
             return self._rec("full", lambda v: self.parent.full(shape, v, dtype), (value,))
-        return self._rec("full", lambda: self.parent.full(shape, value, dtype), ())
+        return self._rec("full", lambda: self.parent.full(shape, value, dtype), (), {"value": value})
 
     def arange(self, start, stop, step, dtype):
         return self._rec("arange", lambda: self.parent.arange(start, stop, step, dtype), ())

@@ -57,6 +57,13 @@ TRANSCENDENTAL = ("exp", "log", "sin", "cos", "tanh", "expm1", "log1p")
 #: eager) go through double.  Bounds vs eager: tests/test_jit.py's ULP_BOUND
 F32_LIBM = frozenset({"sin", "cos", "exp", "tanh", "expm1", "log1p"})
 _FUN = {"sqrt": None, "neg": None, "abs": None}
+#: exact float unary ops (C's result is NumPy's bit for bit): name -> C expression of a float{T} ``{a}``
+_FEXACT = {"recip": "(({T})1 / {a})", "square": "({a} * {a})", "trunc": "trunc{f}({a})", "ceil": "ceil{f}({a})",
+           "floor": "floor{f}({a})", "rint": "rint{f}({a})",
+           # half away from zero as the NumPy backend computes it: trunc(x + copysign(largest below 0.5, x))
+           "round": "trunc{f}({a} + copysign{f}({h}, {a}))"}
+#: float -> bool tests
+_FTEST = {"isnan": "({a} != {a})", "isinf": "isinf({a})", "isfinite": "isfinite({a})", "signbit": "signbit({a})"}
 _REDUCE = {"reduce.sum": "sum", "reduce.max": "max", "reduce.min": "min"}
 
 _CC_STATE: dict = {}
@@ -177,6 +184,8 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         return None
     name = s.name
     kind = s.params.get("kind")
+    if name == "full":  # a scalar fill: a literal in the kernel, no buffer
+        return _Op(s, d, []) if not s.ins and _literal(s.params.get("value"), d) is not None else None
     red = _REDUCE.get(name)
     if red is not None:
         x = ds[0]
@@ -198,9 +207,13 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         return _Op(s, d, [x, x]) if ok else None
     if kind == "unary":
         x = ds[0]
+        if x in _FLOAT and name in _FTEST and d is D.bool:
+            return _Op(s, d, [x])
+        if name == "logical_not" and x in _CTYPE and d is D.bool:
+            return _Op(s, d, [x])
         if x is not d:
             return None
-        if (x in _FLOAT and name in _FUN) or (x is D.float32 and name in TRANSCENDENTAL):
+        if x in _FLOAT and (name in _FUN or name in _FEXACT or name in TRANSCENDENTAL):
             return _Op(s, d, [x])
         if x in _INT and name == "neg":
             return _Op(s, d, [x])
@@ -227,6 +240,8 @@ def _expr(op: _Op, a: list) -> str:
     name = s.name
     d = op.dtype
     T = _CTYPE[d]
+    if name == "full":
+        return _literal(s.params["value"], d)  # type: ignore[return-value]  # checked by _classify
     if name == "where":
         return f"({a[0]} ? {a[1]} : {a[2]})"
     if name == "cast":
@@ -258,6 +273,13 @@ def _expr(op: _Op, a: list) -> str:
         U = _UT[x]
         return f"(({T})(({U}){a[0]} {_IBIN[name]} ({U}){a[1]}))"
     # unary
+    if name in _FTEST:
+        return f"((uint8_t)({_FTEST[name].format(a=a[0])} != 0))"
+    if name == "logical_not":
+        return f"((uint8_t)({a[0]} == 0))"
+    if name in _FEXACT:
+        h = "0x1.fffffep-2f" if d is D.float32 else "0x1.fffffffffffffp-2"
+        return _FEXACT[name].format(a=a[0], T=T, f="f" if d is D.float32 else "", h=h)
     if d in _INT:  # neg: wraps (NumPy's -INT_MIN == INT_MIN)
         return f"(({T})(0u - ({_UT[d]}){a[0]}))"
     if name == "neg":
@@ -359,6 +381,7 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
                 elif hasattr(w, "shape"):
                     ext.add("in")
             need.append(d[1])
+            ext.add(base.get(u, "in"))  # a write into the stored result itself also forbids recomputing it
             return len(need) <= REMAT_MAX
         if not walk(v):
             return None
@@ -616,8 +639,22 @@ def _compile(cc: str, tmp_c: str, tmp_so: str, mvec: bool) -> subprocess.Complet
     return subprocess.run([cc, *flags, "-o", tmp_so, tmp_c, *libs], capture_output=True, text=True, timeout=60)
 
 
+def _entry_v(src: str) -> str:
+    """``kernel_v(const int64_t *A)``: the entry point calling ``src``'s ``kernel`` with its arguments
+    read from one vector (integers as they are, pointers from their addresses)."""
+    line = next(ln for ln in src.splitlines() if ln.startswith("void kernel("))
+    params = line[len("void kernel("):line.rindex(")")].split(", ")
+    args = []
+    for i, p in enumerate(params):
+        name = p.split()[-1]
+        ctype = " ".join(w for w in p[:-len(name)].split() if w != "restrict")
+        args.append(f"({ctype})(intptr_t)A[{i}]" if "*" in ctype else f"({ctype})A[{i}]")
+    return f"void kernel_v(const int64_t* A) {{\n  kernel({', '.join(args)});\n}}\n"
+
+
 def _load(src: str) -> Any:
     """The compiled kernel of ``src`` (memory cache, then disk cache, then the compiler), or None."""
+    src = src + _entry_v(src)
     h = hashlib.sha256((src + f"|avx2={_avx2()}").encode()).hexdigest()[:32]
     fn = _MEM.get(h)
     if fn is not None:
@@ -672,9 +709,8 @@ def _load(src: str) -> Any:
     except OSError as e:
         _warn(f"cannot load {so!r}: {e}")
         return None
-    fn = lib.kernel
-    fn.restype = None
-    _MEM[h] = fn
+    from .._backend._jitrun import Kernel
+    fn = _MEM[h] = Kernel(lib)
     return fn
 
 
@@ -800,6 +836,24 @@ def fuse_program(prog: Any) -> int:
             new.append(st)
     prog.steps = _chain_rows(new, avals, out_slots) if ROW_CHAINS else new
     return len(built)
+
+
+def recycle_outputs(prog: Any) -> int:
+    """Matrix products of float32/float64 write into a buffer their step keeps between calls
+    (``_jitrun.Outputs``: reused once nothing refers to the previous result); the number of steps."""
+    if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
+        return 0
+    from .._backend._jitrun import make_matmul
+    n = 0
+    for i, st in enumerate(prog.steps):
+        av = st.aval
+        if st.name == "matmul" and av is not None and av[1] in _FLOAT and av[2] and len(av[0]) >= 2 \
+                and not st.params.get("recycled"):
+            new = Step("matmul", make_matmul(st.fn, av[0], av[1]), st.ins, st.outs, {**st.params, "recycled": True})
+            new.aval = av
+            prog.steps[i] = new
+            n += 1
+    return n
 
 
 #: turned off by tests to compare row-chained and separate kernels

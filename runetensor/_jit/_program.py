@@ -123,9 +123,9 @@ class Program:
 
     def compile(self) -> bool:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
-        from ._fuse import fuse_program
+        from ._fuse import fuse_program, recycle_outputs
         n = fuse_program(self)
-        if n:
+        if recycle_outputs(self) or n:
             self.kernels = n
             self._plan()
         return n > 0
