@@ -849,11 +849,51 @@ def test_donate_reuses_buffer(monkeypatch, fused):
         x = rt.asarray(np.arange(7.0) + i)
         r = f(x, g)
         np.testing.assert_array_equal(N(r), want)
-        if i and not fused:  # the first call traces (fresh buffers); cache hits reuse x
+        if i:  # the first call traces (fresh buffers); cache hits reuse x (a replayed step or the kernel)
             assert _shares(r, x)
             assert r._data.__array_interface__["data"][0] == x._data.__array_interface__["data"][0]
         assert not _shares(r, g)
     np.testing.assert_array_equal(N(g), np.linspace(-1, 1, 7))  # not donated: untouched
+
+
+@needs_cc
+def test_donate_into_fused_kernels_only_when_safe(tmp_path, monkeypatch):
+    """A compiled step writes into the donated buffer only when it reads that argument (if at all) at
+    the element it writes; a view of it read by the same kernel (flip, transpose, broadcast), or an
+    output of another shape, keeps the result in its own buffer.  Values always equal the plain jit's."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    cases = {
+        "update": (lambda w, g: (w - 0.1 * g, rt.sum(g)), True),
+        "two_outputs": (lambda w, g: (w * 3.0 - g, w + g), True),
+        "flipped_view": (lambda w, g: (w * 2.0 + rt.flip(w, 0), g * 2.0), False),
+        "transposed_view": (lambda w, g: (w * 2.0 - rt.transpose(w), g + 1.0), False),
+        "row_broadcast": (lambda w, g: (g * 2.0 + w[0], g - 1.0), False),
+    }
+    for name, (fn, reuse) in cases.items():
+        f = rt.jit(fn, donate_argnums=0)
+        plain = rt.jit(fn)
+        g = rt.asarray(np.linspace(-1, 1, 36).reshape(6, 6))
+        for i in range(4):
+            w0 = np.arange(36.0).reshape(6, 6) * (i + 1)
+            want = [N(t) for t in plain(rt.asarray(w0.copy()), g)]
+            x = rt.asarray(w0.copy())
+            got = f(x, g)
+            for a, b in zip(want, got):
+                np.testing.assert_array_equal(N(b), a, err_msg=name)
+            if i:
+                assert _shares(got[0], x) == reuse, name
+        np.testing.assert_array_equal(N(g), np.linspace(-1, 1, 36).reshape(6, 6))
+
+
+@needs_cc
+def test_reduction_of_an_input_keeps_the_open_group(tmp_path, monkeypatch):
+    """A reduction starting its own group (its operand is not a member of the open group of that
+    shape) left the open elementwise group unclosed, so it never compiled."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    jf = check(lambda w, g: (w - 0.1 * g, rt.sum(g)), R([8, 9], 1), R([8, 9], 2))
+    assert len(_kernels(jf)) == 2
+    prog = next(iter(jf._jit.cache.values()))
+    assert [s.name for s in prog.steps] == ["fused", "fused"]
 
 
 def test_donate_not_after_a_later_read(monkeypatch):

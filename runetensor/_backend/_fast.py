@@ -199,6 +199,14 @@ class BufferPool:
                         break
         return self._held + nbytes <= self.max_bytes
 
+    def owns(self, x: np.ndarray) -> bool:
+        """Whether ``x`` is a whole buffer of this pool (a result it handed out, not a part of one)."""
+        b = x.base
+        if type(b) is not np.ndarray or b.base is not None or b.nbytes != x.nbytes:
+            return False
+        with self._lock:
+            return any(y is b for y in self._bufs.get(b.nbytes, ()))
+
     def clear(self) -> None:
         """Forget every buffer (those still in use stay alive through their views)."""
         with self._lock:

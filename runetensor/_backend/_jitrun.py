@@ -158,11 +158,12 @@ def c_layout_as2d_strides(ishape: tuple, isz: int, shape: tuple, n0: int, n1: in
 
 def can_donate(h: Any, others: list, consts: list) -> bool:
     """Whether the NumPy handle ``h`` may receive a result in place: a C-contiguous, writable array that
-    owns its memory and shares none with the other arguments or the program's captured handles."""
+    owns its memory (or is a whole buffer of the backend's pool) and shares none with the other
+    arguments or the program's captured handles."""
     if type(h) is not np.ndarray:
         return False
     fl = h.flags
-    if not (fl.c_contiguous and fl.writeable and fl.owndata):
+    if not (fl.c_contiguous and fl.writeable and (fl.owndata or _fast.buffer_pool.owns(h))):
         return False
     if any(isinstance(x, np.ndarray) and np.may_share_memory(h, x) for x in others):
         return False
@@ -256,7 +257,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         nparts = (n0 if not split_cols else len(rngs)) if red is not None else 0
         return nthr, tuple(copies), chunks, nparts, split_cols
 
-    def run(*xs: Any) -> tuple:
+    def go(xs: tuple, k: Kernel, into: tuple | None) -> tuple:
         ent = _plans(xs, plans, make)
         if ent is False:
             return fallback(*xs)
@@ -266,16 +267,19 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             for j in copies:
                 xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
             xs = tuple(xl)
-        outs = tuple(bufs.take())
+        outs = bufs.take()
+        if into is not None:
+            outs[into[0]] = into[1]
+        outs = tuple(outs)
         if red is not None:
             parts = np.empty(nparts, np.float64)
             arrs = (*xs, *outs, parts)
         else:
             arrs = (*xs, *outs)
         if len(chunks) == 1:
-            _invoke(kern, chunks[0], arrs)
+            _invoke(k, chunks[0], arrs)
         else:
-            parallel_for(lambda i: _invoke(kern, chunks[i], arrs), len(chunks))
+            parallel_for(lambda i: _invoke(k, chunks[i], arrs), len(chunks))
         if red is None:
             return outs
         rop, rdt, rshape, all_axes = red
@@ -290,6 +294,16 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         r = np.asarray(r.astype(np.dtype(NP_DTYPE[rdt])).reshape(rshape))
         return (*outs, r)
 
+    def run(*xs: Any) -> tuple:
+        return go(xs, kern, None)
+
+    def into(j: int, h: np.ndarray, k2: Kernel | None) -> Callable:
+        """This step writing its result ``j`` into ``h`` (a donated argument, C-contiguous, of the
+        result's shape and dtype), with kernel ``k2`` (compiled without ``restrict``: ``h`` may be
+        one of its operands, read at the element it writes) or this step's own."""
+        return lambda *xs: go(xs, k2 or kern, (j, h))
+
+    run.into = into  # type: ignore[attr-defined]
     return run
 
 

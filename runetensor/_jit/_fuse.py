@@ -351,7 +351,8 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
         if not g.closed:
             g.closed = True
             g.wmark = len(writes)
-            open_.pop(g.shape, None)
+            if open_.get(g.shape) is g:  # (a reduction's own group is not the open one of its shape)
+                del open_[g.shape]
             if g.worth():
                 closed.append(g)
                 for o in g.ops:
@@ -712,6 +713,15 @@ def _load(src: str) -> Any:
     from .._backend._jitrun import Kernel
     fn = _MEM[h] = Kernel(lib)
     return fn
+
+
+def load_in_place(src: str) -> Any:
+    """Kernel ``src`` compiled without ``restrict`` (a result may then share memory with an operand
+    read at the same element: ``rt.jit(..., donate_argnums=...)``), or None."""
+    # same-element reads and writes: vectorising stays right (each vector is loaded before it is
+    # stored); ivdep spares the loop GCC's overlap test, which would pick the scalar version
+    src = src.replace(" restrict ", " ").replace("    for (long c = 0;", "    #pragma GCC ivdep\n    for (long c = 0;")
+    return _load(src)
 
 
 def disk_cache_limit() -> int:

@@ -111,15 +111,43 @@ class Program:
             for i in range(len(self.steps) - 1, max(last, 0) - 1, -1):
                 s = self.steps[i]
                 o = s.outs
+                if s.name == "fused" and s.params.get("em") is not None:
+                    dn = self._fused_donation(s, d, av, alias, out_slots, taken)
+                    if dn is not None:
+                        taken.add(s.outs[dn[0]])
+                        self.donations.append((d, i, *dn))
+                        break
+                    continue
                 if type(o) is not int or o not in out_slots or o in taken or self.avals[o] != av:
                     continue
                 if s.params.get("kind") not in ("unary", "binary") or s.name not in _OUT_OK:
                     continue
                 taken.add(o)
-                self.donations.append((d, i))
+                self.donations.append((d, i, None, None))
                 break
         if self.donations:
             self.consts = [v for s in self.steps for k, v in s.ins if k == "c" and hasattr(v, "shape")]
+
+    def _fused_donation(self, s: Step, d: int, av: tuple, alias: set, out_slots: set, taken: set) -> tuple | None:
+        """``(result index, kernel)`` for a compiled step that may write a result into donated input
+        ``d``: an elementwise result that is a program output of ``d``'s shape, dtype and layout (the
+        loop's own shape), where the step reads ``d`` (if at all) only as itself at unit stride, i.e.
+        at the element it writes, and no view of it.  Reading it needs the kernel compiled without
+        ``restrict`` (``kernel`` then; None: this step's own)."""
+        src, _, _, pats, outs, _ = s.params["em"]
+        if tuple(s.params.get("gshape") or ()) != tuple(av[0]) or s.params.get("rinfo") is not None:
+            return None
+        reads = [k for k, (kk, v) in enumerate(s.ins) if kk == "s" and v in alias]
+        if len(reads) > 1 or (reads and (s.ins[reads[0]][1] != d or pats[reads[0]] != "1")):
+            return None
+        for j, o in enumerate(outs):
+            if o in out_slots and o not in taken and self.avals[o] == av:
+                if not reads:
+                    return j, None
+                from ._fuse import load_in_place
+                k2 = load_in_place(src)
+                return None if k2 is None else (j, k2)
+        return None
 
     def compile(self) -> bool:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
@@ -134,11 +162,14 @@ class Program:
         """Plan index -> the donated buffer its result goes into, for the donations safe this call."""
         from .._backend._jitrun import can_donate
         res = {}
-        for d, i in self.donations:
+        for d, i, oj, k2 in self.donations:
             h = inputs[d]
             if not can_donate(h, [x for j, x in enumerate(inputs) if j != d], self.consts):
                 continue
             s = self.steps[i]
+            if oj is not None:  # a compiled step writes its result oj into h
+                res[i] = s.fn.into(oj, h, k2)
+                continue
             P = self.P
             op = s.name
             if s.params["kind"] == "unary":
