@@ -1,0 +1,681 @@
+"""rt.jit against eager on random straight-line programs that mix elementwise ops, reductions, views
+and in-place writes (setitem, ``+=``-style operators, rt.blit, rt.ifill, scatter), plus hand-written
+regressions of the write / view / rematerialisation kind (docs/jit.md: "Rematerialisation", "Writes").
+
+The first call of a jitted function returns the eager (witness) values; the 2nd and 3rd calls run the
+compiled program, so all three are compared with eager, and so are the arguments after each call (the
+program may write into them). Comparison is bit-exact unless a value carries an error estimate: each value
+has a structural magnitude bound and an error bound vs eager (0 for correctly rounded ops; float32
+transcendentals and non-exact sums add some ulp, propagated through later ops); ops that are not
+continuous (comparisons, where conditions, casts to ints, floor) are only applied to exact values.
+
+More examples locally: RT_JIT_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_jit_fuzz_writes.py
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import runetensor as rt
+from runetensor._jit import _fuse
+
+hyp = pytest.importorskip("hypothesis")
+st = hyp.strategies
+
+
+def N(t):
+    return rt.to_numpy(t)
+
+
+def same(a, b):
+    a, b = N(a), N(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+def check3(f, make_args, **kw):
+    """jit(f) equals f on the tracing call and on two replays, results and arguments after the call."""
+    want_args = make_args()
+    want = f(*want_args)
+    jf = rt.jit(f, **kw)
+    for _ in range(3):
+        args = make_args()
+        got = jf(*args)
+        for w, g in zip(rt.tree_leaves(want), rt.tree_leaves(got)):
+            same(g, w)
+        for w, g in zip(want_args, args):
+            same(g, w)
+    return jf
+
+
+# ---------------------------------------------------------------------------- the fuzzer
+
+_EPS = {"float32": 2.0 ** -23, "float64": 2.0 ** -52, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+_IMAX = {"int8": 127, "int32": 2 ** 31 - 1, "int64": 2 ** 63 - 1, "uint8": 255, "int16": 2 ** 15 - 1,
+         "bool": 1}
+_MANT = {"float32": 24, "float64": 53}
+_BIG = 1e6  # bound beyond which multiplications are replaced (keeps every value finite)
+
+
+def _dn(t):
+    return str(rt.dtype(t)).replace("runetensor.", "").split(".")[-1]
+
+
+class Meta:
+    """What the interpreter knows about a value, independently of the run: magnitude bound, error bound
+    vs eager, whether it holds integers, and the buffer (alias group) it lives in."""
+    __slots__ = ("bound", "err", "intval", "base")
+
+    def __init__(self, bound, err, intval, base):
+        self.bound, self.err, self.intval, self.base = float(bound), float(err), bool(intval), base
+
+
+def _finish(t, bound, err, intval, base):
+    """The meta of result t: integer dtypes wrap (exact, bound by the type), float errors gain the
+    result's rounding when inexact."""
+    d = _dn(t)
+    if d in _IMAX:
+        return Meta(min(bound, _IMAX[d]), 0.0, True, base)
+    if err > 0:
+        err += 2 * _EPS.get(d, 2.0 ** -7) * bound
+    return Meta(bound, err, intval, base)
+
+
+_UNARY = ["neg", "abs", "sqrt", "mul2", "add1", "div3", "floor", "square"]
+_TRANSC = ["sin", "tanh", "exp", "log", "cos"]
+_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "where", "where2"]
+_VIEWS = ["slice1", "step2", "last_step2", "transpose", "reshape_rev", "flatten", "expand", "index0",
+          "unsqueeze", "contiguous", "flip"]
+_CASTS = ["int32", "int8", "bool", "float32", "float64", "float16", "bfloat16"]
+_WRITES = ["set", "iadd", "isub_s", "imul", "imax", "blit", "ifill", "scatter"]
+_KINDS = ["unary", "transc", "binary", "reduce", "view", "cast", "write", "write", "view", "binary"]
+
+
+def _bshape(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        return None
+
+
+def _writable(t):
+    return 0 not in rt.strides(t) and rt.size(t) > 0
+
+
+def _index(t, c):
+    """A basic (or one integer-array) index into t, as a key and the shape it selects."""
+    shp = tuple(t.shape)
+    if not shp:
+        return ..., ()
+    n0 = shp[0]
+    keys = [0, slice(1, None), slice(None, None, 2), (..., 0), (..., slice(None, None, 2)), ...,
+            "arr"]
+    k = keys[c % len(keys)]
+    if k == "arr":
+        k = rt.asarray([n0 - 1, 0] if n0 > 1 else [0])
+        return k, (2 if n0 > 1 else 1,) + shp[1:]
+    sel = np.empty(shp)[k]
+    return k, sel.shape
+
+
+class Interp:
+    def __init__(self, ops, dtype, nout, arg_writes, inplace, view_writes):
+        self.ops, self.dtype, self.nout = ops, dtype, nout
+        self.arg_writes, self.inplace, self.view_writes = arg_writes, inplace, view_writes
+        self.metas: list[Meta] = []
+        self.out_metas: list[Meta] = []
+        self.arg_metas: list[Meta] = []
+        self.log: list[str] = []
+
+    # the program: deterministic in its structure, the same on every run (eager, trace)
+    def __call__(self, *args):
+        vals = list(args)
+        metas = [Meta(m.bound, 0.0, m.intval, i) for i, m in enumerate(self.in_metas)]
+        self.nbase = self.nargs = len(args)
+        self.log = []
+        for op in self.ops:
+            self.step(vals, metas, op)
+        outs = [len(vals) - 1] + [k % len(vals) for k in self.nout]
+        self.out_metas = [metas[k] for k in outs]
+        self.arg_metas = [self.group(metas, i) for i in range(len(args))]
+        return tuple(vals[k] for k in outs)
+
+    def group(self, metas, base):
+        g = [m for m in metas if m.base == base]
+        return Meta(max(m.bound for m in g), max(m.err for m in g), all(m.intval for m in g), base)
+
+    def fresh(self):
+        self.nbase += 1
+        return self.nbase
+
+    def step(self, vals, metas, op):
+        kind, a, b, c, d = op
+        kind = _KINDS[kind % len(_KINDS)]
+        i = a % len(vals)
+        x, mx = vals[i], metas[i]
+        exact = mx.err == 0
+        if kind == "unary":
+            name = _UNARY[c % len(_UNARY)]
+            if name == "floor" and not exact:
+                name = "neg"
+            if name == "square" and mx.bound ** 2 > _BIG:
+                name = "abs"
+            if name in ("floor", "sqrt", "div3") and _dn(x) in _IMAX:
+                name = "mul2"
+            r = {"neg": lambda: -x, "abs": lambda: rt.abs(x), "sqrt": lambda: rt.sqrt(rt.abs(x)),
+                 "mul2": lambda: x * 2, "add1": lambda: x + 1, "div3": lambda: x / 3,
+                 "floor": lambda: rt.floor(x), "square": lambda: x * x}[name]()
+            bound = {"sqrt": math.sqrt(mx.bound), "mul2": 2 * mx.bound, "add1": mx.bound + 1,
+                     "div3": mx.bound / 3, "floor": mx.bound + 1, "square": mx.bound ** 2}.get(name, mx.bound)
+            err = {"sqrt": math.sqrt(mx.err), "mul2": 2 * mx.err, "div3": mx.err / 3,
+                   "square": 2 * mx.err * mx.bound + mx.err ** 2}.get(name, mx.err)
+            intval = mx.intval and name not in ("sqrt", "div3")
+            self.log.append(f"v{len(vals)} = {name}(v{i})")
+            vals.append(r)
+            metas.append(_finish(r, bound, err, intval, self.fresh()))
+        elif kind == "transc":
+            name = _TRANSC[c % len(_TRANSC)]
+            if _dn(x) in _IMAX:
+                x = rt.astype(x, self.dtype)
+            fn = {"sin": rt.sin, "tanh": rt.tanh, "cos": rt.cos, "exp": lambda t: rt.exp(rt.minimum(t, 4.0)),
+                  "log": lambda t: rt.log(rt.abs(t) + 1)}[name]
+            r = fn(x)
+            bound = {"exp": math.exp(4), "log": math.log1p(mx.bound)}.get(name, 1.0)
+            lip = math.exp(4) if name == "exp" else 1.0
+            err = lip * mx.err
+            if _dn(r) in ("float32", "float64"):  # fused through libm / libmvec: a few ulp (docs/jit.md)
+                err += 8 * _EPS[_dn(r)] * bound
+            self.log.append(f"v{len(vals)} = {name}(v{i})")
+            vals.append(r)
+            metas.append(_finish(r, bound, err, False, self.fresh()))
+        elif kind == "binary":
+            j = b % len(vals)
+            if _bshape(x.shape, vals[j].shape) is None:
+                j = next(k for k in range(len(vals)) if _bshape(x.shape, vals[k].shape) is not None)
+            y, my = vals[j], metas[j]
+            name = _BINARY[c % len(_BINARY)]
+            if name.startswith("where") and not (exact and my.err == 0):
+                name = "add"
+            if name == "mul" and mx.bound * my.bound > _BIG:
+                name = "maximum"
+            r = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+                 "div": lambda: x / (rt.abs(y) + 1), "maximum": lambda: rt.maximum(x, y),
+                 "minimum": lambda: rt.minimum(x, y), "where": lambda: rt.where(x > y, x, y),
+                 "where2": lambda: rt.where(x > 0, y, x * 2)}[name]()
+            bx, by, ex, ey = mx.bound, my.bound, mx.err, my.err
+            bound, err = {"add": (bx + by, ex + ey), "sub": (bx + by, ex + ey),
+                          "mul": (bx * by, ex * by + ey * bx + ex * ey), "div": (bx, ex + bx * ey),
+                          "maximum": (max(bx, by), max(ex, ey)), "minimum": (max(bx, by), max(ex, ey)),
+                          "where": (max(bx, by), 0.0), "where2": (max(2 * bx, by), 0.0)}[name]
+            intval = mx.intval and my.intval and name != "div"
+            self.log.append(f"v{len(vals)} = {name}(v{i}, v{j})")
+            vals.append(r)
+            metas.append(_finish(r, bound, err, intval, self.fresh()))
+        elif kind == "reduce":
+            name = ["sum", "max", "min"][c % 3]
+            keep = bool(d % 2)
+            axes = None if (b % 3 == 0 or not x.shape) else [len(x.shape) - 1]
+            r = getattr(rt, name)(x, axes, keepdims=keep)
+            n = max(1, rt.size(x) // max(1, rt.size(r)))
+            bound, err, dn = mx.bound, mx.err, _dn(x)
+            if name == "sum":
+                bound = n * mx.bound
+                err = n * mx.err
+                if dn in _MANT and not (exact and mx.intval and bound < 2.0 ** _MANT[dn]):
+                    err += 4 * n * mx.bound * _EPS[dn] * (math.log2(n) + 2)
+            self.log.append(f"v{len(vals)} = {name}(v{i}, {axes}, keepdims={keep})")
+            vals.append(r)
+            metas.append(_finish(r, bound, err, mx.intval, self.fresh()))
+        elif kind == "view":
+            name = _VIEWS[c % len(_VIEWS)]
+            shp = tuple(x.shape)
+            if not shp and name not in ("unsqueeze", "contiguous", "reshape_rev"):
+                name = "unsqueeze"
+            if name == "expand":
+                if 1 in shp:
+                    k = shp.index(1)
+                    r = rt.broadcast_to(x, shp[:k] + (3,) + shp[k + 1:])
+                else:
+                    r = rt.broadcast_to(x, (2,) + shp)
+            else:
+                r = {"slice1": lambda: x[1:], "step2": lambda: x[::2], "last_step2": lambda: x[..., ::2],
+                     "transpose": lambda: rt.transpose(x), "reshape_rev": lambda: rt.reshape(x, shp[::-1]),
+                     "flatten": lambda: rt.reshape(x, [-1]), "index0": lambda: x[0],
+                     "unsqueeze": lambda: x[None], "contiguous": lambda: rt.contiguous(x),
+                     "flip": lambda: rt.flip(x, 0)}[name]()
+            if rt.size(r) == 0:  # empty slices: not interesting, keep the value list non-empty
+                r = x[...]
+            self.log.append(f"v{len(vals)} = {name}(v{i})")
+            vals.append(r)
+            metas.append(Meta(mx.bound, mx.err, mx.intval, mx.base))  # may alias x
+        elif kind == "cast":
+            name = _CASTS[c % len(_CASTS)]
+            if not exact and name in ("int32", "int8", "bool"):
+                name = "float64"
+            r = rt.astype(x, getattr(rt, name))
+            bound = 1.0 if name == "bool" else mx.bound
+            base = mx.base if name == _dn(x) else self.fresh()  # astype to the same dtype may not copy
+            self.log.append(f"v{len(vals)} = astype(v{i}, {name})")
+            vals.append(r)
+            m = _finish(r, bound, mx.err, mx.intval or name == "bool", base)
+            if name in ("float16", "bfloat16") and mx.err > 0:  # a rounding that may go either way
+                m.err += _EPS[name] * bound * 2
+            metas.append(m)
+        else:
+            self.write(vals, metas, i, b, c, d)
+
+    def write(self, vals, metas, i, b, c, d):
+        """A write into vals[i] (and so into every value sharing its buffer)."""
+        t, mt = vals[i], metas[i]
+        if not _writable(t) or (mt.base < self.nargs and not self.arg_writes):
+            return
+        if not self.view_writes and sum(m.base == mt.base for m in metas) > 1:
+            return
+        name = _WRITES[c % len(_WRITES)]
+        if name not in ("set", "scatter") and not self.inplace:
+            name = "set"
+        tint = _dn(t) in _IMAX
+        j = b % len(vals)
+        v, mv = vals[j], metas[j]
+        if name in ("set", "scatter"):
+            if name == "scatter" and t.shape:
+                key, kshape = _index(t, 6)
+            else:
+                key, kshape = _index(t, d)
+            if _bshape(v.shape, kshape) != tuple(kshape) or (tint and mv.err > 0) \
+                    or (_dn(t) == "bool" and _dn(v) != "bool"):
+                v, mv = 7.0 if not tint else 7, Meta(7, 0, True, -1)
+                if _dn(t) == "bool":
+                    v = True
+            t[key] = v
+            ks = "asarray(idx)" if isinstance(key, rt.Tensor) else repr(key)
+            desc = f"v{i}[{ks}] = {('v%d' % j) if isinstance(v, rt.Tensor) else repr(v)}"
+            bound, err, intval = max(mt.bound, mv.bound), max(mt.err, mv.err), mt.intval and mv.intval
+        elif name in ("iadd", "imul", "imax"):
+            ok = (_bshape(v.shape, t.shape) == tuple(t.shape) and rt.result_type(t, v) == rt.dtype(t)
+                  and not (tint and mv.err > 0) and _dn(t) != "bool")
+            if name == "imul" and (mt.bound * mv.bound > _BIG):
+                name = "imax"
+            if not ok:
+                v, mv = 3, Meta(3, 0, True, -1)
+                if _dn(t) == "bool":
+                    return
+            if name == "iadd":
+                t += v
+                bound, err = mt.bound + mv.bound, mt.err + mv.err
+            elif name == "imul":
+                t *= v
+                bound, err = mt.bound * mv.bound, mt.err * mv.bound + mv.err * mt.bound + mt.err * mv.err
+            else:
+                rt.imaximum(t, v)
+                bound, err = max(mt.bound, mv.bound), max(mt.err, mv.err)
+            desc = f"v{i} {name}= {('v%d' % j) if isinstance(v, rt.Tensor) else repr(v)}"
+            intval = mt.intval and mv.intval
+        elif name == "isub_s":
+            if _dn(t) == "bool":
+                return
+            t -= 2
+            desc = f"v{i} -= 2"
+            bound, err, intval = mt.bound + 2, mt.err, mt.intval
+        elif name == "blit":
+            if tuple(v.shape) != tuple(t.shape) or (tint and mv.err > 0) or (_dn(t) == "bool" and _dn(v) != "bool"):
+                return
+            rt.blit(v, t)
+            desc = f"blit(v{j}, v{i})"
+            bound, err, intval = max(mt.bound, mv.bound), max(mt.err, mv.err), mt.intval and mv.intval
+        else:
+            rt.ifill(t, 1 if _dn(t) == "bool" else 5)
+            desc = f"ifill(v{i}, 5)"
+            bound, err, intval = max(mt.bound, 5), mt.err, mt.intval
+        self.log.append(desc)
+        d = _dn(t)
+        if d in _IMAX:
+            bound, err = min(bound, _IMAX[d]), 0.0
+        elif err > 0:
+            err += 2 * _EPS.get(d, 2.0 ** -7) * bound
+        for m in metas:
+            if m.base == mt.base:
+                m.bound, m.err, m.intval = max(m.bound, bound), max(m.err, err), m.intval and intval
+
+
+_OPS = st.lists(st.tuples(*[st.integers(0, 63)] * 5), min_size=3, max_size=12)
+_SHAPES = ["mn", "n", "m1", "1n", ""]
+
+
+def _input(shape, dtype, seed, intval):
+    g = np.random.default_rng(seed)
+    if intval:
+        a = g.integers(-5, 6, size=shape).astype(np.float64)
+    else:
+        a = g.standard_normal(shape) * 3
+    return a.astype(dtype)
+
+
+def _close(w, g, m, what):
+    w, g = N(w), N(g)
+    assert w.dtype == g.dtype and w.shape == g.shape, what
+    if m.err == 0 or w.dtype.kind in "biu":
+        np.testing.assert_array_equal(g, w, err_msg=what)
+        return
+    w64, g64 = w.astype(np.float64), g.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(g64), np.isnan(w64), err_msg=what)
+    ok = ~np.isnan(w64)
+    diff = np.abs(w64[ok] - g64[ok])
+    tol = 4 * m.err + 1e-300
+    assert np.all((w64[ok] == g64[ok]) | (diff <= tol)), f"{what}: max diff {diff.max()} > {tol}"
+
+
+# Writes into arguments are left out of the fuzzer while test_write_into_argument_* below fail (the
+# fuser recomputes from the argument after the write); RT_JIT_FUZZ_ARG_WRITES=1 puts them back.
+_ARG_WRITES = os.environ.get("RT_JIT_FUZZ_ARG_WRITES", "0") == "1"
+# In-place writes other than setitem (+=, *=, -=, rt.imaximum, rt.blit, rt.ifill) likewise, while
+# test_inplace_op_* below fail; RT_JIT_FUZZ_INPLACE=1 puts them back.
+_INPLACE = os.environ.get("RT_JIT_FUZZ_INPLACE", "0") == "1"
+# Writes into a buffer that more than one value (a view) refers to, likewise, while
+# test_write_into_compiled_result_with_a_view_then_remat fails; RT_JIT_FUZZ_VIEW_WRITES=1 puts them back.
+_VIEW_WRITES = os.environ.get("RT_JIT_FUZZ_VIEW_WRITES", "0") == "1"
+
+
+def run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout, arg_writes=_ARG_WRITES,
+                inplace=_INPLACE, view_writes=_VIEW_WRITES):
+    m, n = dims
+    sh = {"mn": (m, n), "n": (n,), "m1": (m, 1), "1n": (1, n), "": ()}
+    in_shapes = [(m, n)] + [sh[s] for s in shapes[:nin - 1]]
+    raw = [_input(s, dtype, seed + k, intval) for k, s in enumerate(in_shapes)]
+    interp = Interp(ops, getattr(rt, dtype), nout, arg_writes, inplace, view_writes)
+    interp.in_metas = [Meta(np.abs(a).max(initial=0) + 1 if intval else 20.0, 0, intval, k)
+                       for k, a in enumerate(raw)]
+
+    def make_args():
+        args = [rt.asarray(a.copy()) for a in raw]
+        if view0:  # a strided view of a bigger buffer: a non-contiguous argument (writes land in big)
+            big = rt.asarray(np.concatenate([raw[0], raw[0]], axis=1))
+            args[0] = big[:, ::2]
+        return args
+
+    want_args = make_args()
+    with np.errstate(all="ignore"):
+        try:
+            want = interp(*want_args)
+        except (TypeError, ValueError, IndexError) as e:  # an invalid program: eager refuses it too
+            hyp.reject()
+            raise AssertionError from e  # unreachable
+        want_metas, arg_metas, log = interp.out_metas, interp.arg_metas, list(interp.log)
+        jf = rt.jit(interp, donate_argnums=(0,) if donate else ())
+        for call in range(3):
+            args = make_args()
+            got = jf(*args)
+            prog = "\n".join(log)
+            for k, (w, g, mm) in enumerate(zip(want, got, want_metas)):
+                _close(w, g, mm, f"call {call + 1}, output {k}, program:\n{prog}")
+            for k, (w, g, mm) in enumerate(zip(want_args, args, arg_metas)):
+                if donate and k == 0:
+                    continue  # a donated argument's contents are undefined after the call
+                _close(w, g, mm, f"call {call + 1}, argument {k} after the call, program:\n{prog}")
+    return jf
+
+
+_N_EXAMPLES = int(os.environ.get("RT_JIT_FUZZ_EXAMPLES", "0"))
+_FUZZ_SETTINGS = {"max_examples": _N_EXAMPLES} if _N_EXAMPLES else {}
+
+
+@hyp.settings(deadline=None, suppress_health_check=list(hyp.HealthCheck), **_FUZZ_SETTINGS)
+@hyp.given(ops=_OPS, dtype=st.sampled_from(["float32", "float64"]),
+           shapes=st.lists(st.sampled_from(_SHAPES), min_size=2, max_size=2),
+           dims=st.tuples(st.integers(1, 4), st.integers(1, 4)), nin=st.integers(2, 3),
+           seed=st.integers(0, 1000), intval=st.booleans(), view0=st.booleans(), donate=st.booleans(),
+           nout=st.lists(st.integers(0, 63), min_size=0, max_size=2))
+def test_random_programs_with_writes_and_views(ops, dtype, shapes, dims, nin, seed, intval, view0, donate,
+                                               nout):
+    run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout)
+
+
+# ---------------------------------------------------------------------------- hand-written regressions
+
+needs_cc = pytest.mark.skipif(not _fuse.compiler_available(), reason="no C compiler")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+
+
+def _f32(*rows):
+    return lambda: [rt.asarray(np.array(r, np.float32)) for r in rows]
+
+
+_A = [[1.5, 2.5, -3.0], [0.25, -1.0, 4.0]]
+_B = [[2.0, -0.5, 1.0], [3.0, 0.5, -2.0]]
+
+
+def test_write_between_groups_no_remat(cache):
+    """The fixed bug: y is recomputed from a + b in w's kernel although y[0] was written in between."""
+    def f(a, b):
+        y = a + b
+        z = y * 2
+        y[0] = 100.0
+        w = y + 1
+        return z, w
+    check3(f, _f32(_A, _B))
+
+
+def test_writes_through_views_of_a_fresh_buffer(cache):
+    def f(a, b):
+        y = a * 1.0
+        u = rt.maximum(y * 2, y - 1) + b
+        yt = rt.transpose(y)
+        yt[1] = -5.0              # a view of y
+        v = y[:, ::2]
+        v[...] = v * 3            # a strided view, reading itself
+        y[...] = y[..., ::-1]     # an overlapping copy of y into itself
+        return u * 3 + 1, y + 0, rt.sum(u, [1]) * 1
+    check3(f, _f32(_A, _B))
+
+
+def test_write_into_a_view_of_a_view_then_reductions(cache):
+    def f(a, b):
+        y = a - b
+        m = rt.max(y * 2, [1], keepdims=True)
+        r = rt.reshape(y, [3, 2])
+        r[0][1:] = 9.0            # a view of a view (a reshape of contiguous y is a view)
+        y[rt.asarray([1, 0])] += 1.0  # scatter with an index tensor
+        return y - m, rt.min(y + 1, None), m
+    check3(f, _f32(_A, _B))
+
+
+def test_write_then_broadcast_and_expand(cache):
+    def f(a, b):
+        s = rt.sum(a * 1.0, [1], keepdims=True)   # [2, 1]
+        e = rt.broadcast_to(s, [2, 3])            # read-only view of s
+        g = e * b + 1
+        s[1] = 0.5                                 # visible through e
+        return g, e * 2, rt.where(e > 1, a, b)
+    check3(f, _f32(_A, _B))
+
+
+def test_casts_around_writes(cache):
+    def f(a, b):
+        i = rt.astype(a * 4, rt.int32)
+        j = i * 3 + 1
+        i[0] = 7
+        k = rt.astype(i, rt.float32) + b
+        h = rt.astype(rt.astype(b * 2, rt.float16), rt.float32)  # float16: replayed
+        h[1] = -1.0
+        q = rt.astype(a > b, rt.int8)
+        q[0, 0] = 5
+        return j + 0, k * 2, h - a, q * 2, rt.astype(k, rt.float64) * 3
+    check3(f, _f32(_A, _B))
+
+
+def test_scalar_and_zero_d_writes(cache):
+    def f(a, b):
+        s = rt.sum(a * b)
+        t = s * 2 + 1
+        s[...] = 3.0
+        z = a * s + b
+        return t, z, s + 1
+    check3(f, _f32(_A, _B))
+
+
+def test_write_into_a_captured_tensor(cache):
+    c = rt.zeros(rt.float32, [2, 3])
+
+    def f(a):
+        y = a * 2
+        z = y + c
+        c[0] = 7.0
+        return z * 3, c * 1
+
+    jf = rt.jit(f)
+    for k in range(3):
+        rt.blit(rt.zeros(rt.float32, [2, 3]), c)
+        want = f(*_f32(_A)())
+        rt.blit(rt.zeros(rt.float32, [2, 3]), c)
+        got = jf(*_f32(_A)())
+        for w, g in zip(want, got):
+            same(g, w)
+
+
+def test_donated_argument_with_writes(cache):
+    def f(x, g):
+        y = x * 1.0
+        y[0] = 0.0
+        return y - 0.1 * g, rt.sum(g * g, [1])
+    jf = rt.jit(f, donate_argnums=0)
+    for _ in range(3):
+        x, g = _f32(_A, _B)()
+        want = f(*_f32(_A, _B)())
+        got = jf(x, g)
+        for w, r in zip(want, got):
+            same(r, w)
+
+
+# ---- bugs found by the fuzzer (the fix belongs in runetensor/_jit/_fuse.py / _program.py)
+
+_ARG_BUG = "fuser recomputes a fused value from an argument after a write into that argument"
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_ARG_BUG)
+def test_write_into_argument_setitem_then_remat(cache):
+    def f(a):
+        y = a * 2
+        z = y + 1
+        a[0] = 7.0        # eager: z keeps 2a + 1; jit recomputes z from the written a
+        return z * 3
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_ARG_BUG)
+def test_write_into_argument_through_view_then_remat(cache):
+    def f(a):
+        y = rt.transpose(a) * 2
+        z = y + 1
+        a[:, 0] = 7.0
+        return z * 3
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_ARG_BUG)
+def test_write_into_argument_iadd_then_remat(cache):
+    def f(a):
+        y = a * 2
+        z = y + 1
+        a += 1.0
+        return z * 3
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_ARG_BUG)
+def test_write_into_argument_blit_then_remat(cache):
+    def f(a):
+        y = a * 2
+        z = y + 1
+        rt.blit(rt.zeros_like(a), a)
+        return z * 3
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+_INPLACE_BUG = "an in-place op (+=, blit, ifill) into a fused intermediate is lost: the later read sees the old value"
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_INPLACE_BUG)
+@pytest.mark.parametrize("write", ["iadd", "iadd_scalar", "blit", "ifill", "imaximum"])
+def test_inplace_op_into_intermediate_lost(cache, write):
+    def f(a):
+        y = a * 2
+        w = a * 3         # another group between y's and the write
+        if write == "iadd":
+            y += a
+        elif write == "iadd_scalar":
+            y += 1.0
+        elif write == "blit":
+            rt.blit(a, y)
+        elif write == "ifill":
+            rt.ifill(y, 0.0)
+        else:
+            rt.imaximum(y, 10.0)
+        return y + 1, w   # jit: y + 1 == 2a + 1 (the write is lost)
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_INPLACE_BUG)
+def test_inplace_op_into_intermediate_then_add(cache):
+    def f(a):
+        y = a * 2
+        s = a * 3
+        y += 1.0
+        return s + y      # eager: [[8.5, 13.5]]; jit: [[7.5, 12.5]]
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason=_INPLACE_BUG)
+def test_inplace_op_into_intermediate_read_by_a_group(cache):
+    def f(a):
+        y = a * 2
+        w = y * 3
+        y += a
+        return y + 1, w
+    check3(f, _f32([[1.5, 2.5]]))
+
+
+def test_inplace_op_into_unstored_intermediate(cache):
+    """Raised (AttributeError: 'float' object has no attribute 'dtype', or TypeError: None + float) on
+    replay when the fuzzer found it: the fused y was never stored for the in-place op to read."""
+    def f(a):
+        y = a * 2
+        s = rt.sum(a)
+        y += 1.0
+        return s + rt.sum(y)
+
+    def g(a):
+        y = -a
+        s = rt.sum(a)
+        y += a
+        s[...] = rt.sum(y)
+        return s
+    check3(f, _f32([[1.5, 2.5]]))
+    check3(g, _f32([[1.5, 2.5]]))
+
+
+@needs_cc
+@pytest.mark.xfail(strict=True, reason="a value computed by a compiled kernel, with a view of it alive, is written "
+                   "into; a later kernel recomputes another value from the written buffer")
+@pytest.mark.parametrize("make", ["addmul", "sin"])
+def test_write_into_compiled_result_with_a_view_then_remat(cache, make):
+    def f(a):
+        y = a * 2 + 1 if make == "addmul" else rt.sin(a) * 1
+        v = y[...]        # a view of y (plain y here: correct)
+        z = -y
+        y[0] = 7.0
+        return z + v      # eager: [[3, 1]] (addmul); jit: [[0, 0]], z recomputed as -y after the write
+    check3(f, _f32([[1.5, 2.5]]))
