@@ -144,15 +144,20 @@ def as2d_strides(x: np.ndarray, shape: tuple, n0: int, n1: int) -> tuple | None:
     return v.strides
 
 
-def c_layout_as2d_strides(ishape: tuple, isz: int, shape: tuple, n0: int, n1: int) -> tuple | None:
-    """``as2d_strides`` of a C-contiguous array of ``ishape`` with items of ``isz`` bytes (no data needed)."""
-    st = []
-    acc = isz
-    for n in reversed(ishape):
-        st.append(acc)
-        acc *= max(n, 1)
-    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(ishape), tuple(reversed(st)),
-                                           writeable=False)
+def c_layout_as2d_strides(ishape: tuple, isz: int, shape: tuple, n0: int, n1: int,
+                          strides: tuple | None = None) -> tuple | None:
+    """``as2d_strides`` of an array of ``ishape`` with items of ``isz`` bytes, C-contiguous or with
+    element ``strides`` (no data needed: a view that is never read)."""
+    if strides is None:
+        st = []
+        acc = isz
+        for n in reversed(ishape):
+            st.append(acc)
+            acc *= max(n, 1)
+        bst = tuple(reversed(st))
+    else:
+        bst = tuple(x * isz for x in strides)
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(ishape), bst, writeable=False)
     return as2d_strides(fake, shape, n0, n1)
 
 

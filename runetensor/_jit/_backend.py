@@ -53,7 +53,7 @@ class Step:
         self.ins = ins      # per operand: ("s", slot) | ("c", constant)
         self.outs = outs    # None | slot | tuple of (slot | None | ("v", python value))
         self.params = params
-        self.aval: Any = None  # (shape, dtype, C-contiguous) of a single handle result
+        self.aval: Any = None  # (shape, dtype, C-contiguous, element strides) of a single handle result
 
     def __repr__(self) -> str:
         ins = ", ".join(f"%{v}" if k == "s" else "const" for k, v in self.ins)
@@ -80,7 +80,7 @@ class JitBackend(Backend):
         self.name = f"jit{self.level}"
         self.steps: list[Step] = []
         self.nslots = 0
-        self.avals: list[Any] = []  # per slot: (shape, dtype, C-contiguous) of the witness, or None
+        self.avals: list[Any] = []  # per slot: (shape, dtype, C-contiguous, strides) of the witness, or None
 
     # ------------------------------------------------------------------ recording
     def _own(self, h: Any) -> bool:
@@ -91,7 +91,7 @@ class JitBackend(Backend):
         self.nslots += 1
         try:
             P = self.parent
-            self.avals.append((tuple(val.shape), P.dtype(val), P.is_c_contiguous(val)))
+            self.avals.append((tuple(val.shape), P.dtype(val), P.is_c_contiguous(val), tuple(P.strides(val))))
         except Exception:  # not an array of the parent backend: never fused
             self.avals.append(None)
         return v
@@ -134,7 +134,7 @@ class JitBackend(Backend):
         st = Step(name, fn, specs, outs, params or {})
         if type(outs) is int:
             P = self.parent
-            st.aval = (res.shape, P.dtype(res), P.is_c_contiguous(res))
+            st.aval = (res.shape, P.dtype(res), P.is_c_contiguous(res), tuple(P.strides(res)))
         self.steps.append(st)
         return out
 

@@ -33,8 +33,14 @@ from ._backend import WRITES, Step
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
 _CTYPE = {D.float32: "float", D.float64: "double", D.int8: "int8_t", D.int16: "int16_t", D.int32: "int32_t",
           D.int64: "int64_t", D.uint8: "uint8_t", D.uint16: "uint16_t", D.uint32: "uint32_t", D.uint64: "uint64_t",
-          D.bool: "uint8_t"}
+          D.bool: "uint8_t", D.float16: "uint16_t", D.bfloat16: "uint16_t"}
 _FLOAT = (D.float32, D.float64)
+#: float16/bfloat16: stored as their 16-bit patterns (``_CTYPE``: uint16_t), held in the kernel as
+#: float values that are exactly representable in the format: loads widen (exact), every op computes
+#: in float and rounds its result back as eager does (nearest even), stores take the bits (exact)
+_HALF = (D.float16, D.bfloat16)
+#: exact conversions to a 16-bit format: from float32, bool and the integers that float holds exactly
+_TO_HALF = (D.float32, D.bool, D.int8, D.uint8, D.int16, D.uint16)
 _INT = (D.int8, D.int16, D.int32, D.int64, D.uint8, D.uint16, D.uint32, D.uint64)
 _UT = {D.int8: "uint32_t", D.int16: "uint32_t", D.int32: "uint32_t", D.int64: "uint64_t", D.uint8: "uint32_t",
        D.uint16: "uint32_t", D.uint32: "uint32_t", D.uint64: "uint64_t"}
@@ -122,12 +128,44 @@ def _avx2() -> bool:
     return st
 
 
-def _literal(v: Any, d: Any) -> str | None:
-    """An exact C literal of Python scalar ``v`` in dtype ``d`` (NumPy's conversion), or None."""
+def _half_literal(v: Any, d: Any, use: str) -> str | None:
+    """The float value eager gives Python scalar ``v`` in a float16/bfloat16 op, as a C literal:
+    float16 rounds it to float16 first (NumPy's weak scalars); bfloat16 computes in float32, so an
+    arithmetic operand (``use == "op"``) is float32(v), unrounded, while a fill (``"fill"``: float32,
+    then bfloat16, as eager's full) or a where operand (``"where"``: only when float32 holds v
+    exactly, so that no double rounding can differ) is rounded to bfloat16."""
+    import numpy as np
+    if isinstance(v, int) and abs(v) > 1 << 24:
+        return None
+    f = float(v)
+    with np.errstate(all="ignore"):
+        if d is D.float16:
+            h = float(np.float16(f))
+        else:
+            x32 = np.float32(f)
+            if use == "where" and f == f and float(x32) != f:
+                return None
+            if use == "op":
+                h = float(x32)
+            else:
+                import ml_dtypes
+                h = float(np.asarray(x32).astype(ml_dtypes.bfloat16))
+    if h != h:
+        return "(-(float)NAN)" if math.copysign(1.0, h) < 0 else "((float)NAN)"
+    if h in (float("inf"), float("-inf")):
+        return ("-" if h < 0 else "") + "((float)INFINITY)"
+    return f"((float){h.hex()})"
+
+
+def _literal(v: Any, d: Any, use: str = "op") -> str | None:
+    """An exact C literal of Python scalar ``v`` in dtype ``d`` (NumPy's conversion), or None;
+    float16/bfloat16: ``_half_literal``."""
     if isinstance(v, bool):
         v = int(v)
     if not isinstance(v, (int, float)):
         return None
+    if d in _HALF:
+        return _half_literal(v, d, use)
     if d in _INT:
         if not isinstance(v, int):
             return None
@@ -172,11 +210,91 @@ def _dt_of(spec: tuple, avals: list, P: Any) -> Any:
     return "scalar"
 
 
+def _half_nan_rule(x: Any, name: str, ds: list) -> int:
+    """For a float16/bfloat16 binary op: add/sub/mul/div's NaN rule (which NaN operand, quieted, a
+    NaN-NaN op returns: ``_fast._NAN_RULES``, probed from NumPy's loops: float16's own for float16,
+    float32's for bfloat16, which eager computes in float32), maximum/minimum's tie rule (1: the
+    second operand on a tie; float16 keeps the first); -1: not reproducible here (replayed)."""
+    from .._backend import _fast
+    lay = "sa" if ds[0] == "scalar" else "as" if len(ds) > 1 and ds[1] == "scalar" else "aa"
+    if name in ("maximum", "minimum"):
+        return 0 if x is D.float16 else _fast._TIES.get((name, lay), 0)
+    return _fast._NAN_RULES.get(("f16" if x is D.float16 else "f32", name, lay), -1)
+
+
+#: C helpers of the float16/bfloat16 kernels (branch-free bit manipulation, so that loops vectorise;
+#: the conversions of runetensor/_backend/_kernels.c, which eager uses)
+_HALF_C = r"""#ifndef RT_HALF_HELPERS
+#define RT_HALF_HELPERS
+#include <string.h>
+static inline float rt_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t rt_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+/* bfloat16 bits -> float (exact) */
+static inline float rt_bf2f(uint16_t h) { return rt_u2f((uint32_t)h << 16); }
+/* a float that bfloat16 holds exactly -> its bits */
+static inline uint16_t rt_f2bf(float f) { return (uint16_t)(rt_f2u(f) >> 16); }
+/* float -> bfloat16 (nearest even; NaN: the quiet NaN of its sign), as a float (f32_to_bf16) */
+static inline float rt_rbf(float f) {
+  uint32_t u = rt_f2u(f);
+  uint32_t nan = (u & 0x80000000u) | 0x7fc00000u;
+  uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  return rt_u2f((u & 0x7fffffffu) > 0x7f800000u ? nan : r);
+}
+/* float16 bits -> float (exact; NaN payload kept) (f16_to_f32) */
+static inline float rt_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t em = h & 0x7fffu;
+  uint32_t normal = (em << 13) + ((uint32_t)(127 - 15) << 23);
+  uint32_t special = (em << 13) | 0x7f800000u;
+  uint32_t subu = rt_f2u((float)(int32_t)em * 5.9604644775390625e-8f);
+  uint32_t ms = 0u - (uint32_t)(em >= 0x7c00u);
+  uint32_t mn = 0u - (uint32_t)(em >= 0x0400u);
+  return rt_u2f(((special & ms) | (normal & mn & ~ms) | (subu & ~mn)) | sign);
+}
+/* float -> float16 bits: nearest even, overflow to inf, gradual underflow; NaN keeps its sign and
+   top 10 payload bits, at least one set (f32_to_f16, NumPy's npy_float_to_half) */
+static inline uint16_t rt_f2h(float x) {
+  uint32_t u = rt_f2u(x);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t a = u & 0x7fffffffu;
+  uint32_t pay = (a & 0x007fffffu) >> 13;
+  uint32_t big = 0x7c00u | ((pay | (uint32_t)(pay == 0u)) & (0u - (uint32_t)(a > 0x7f800000u)));
+  uint32_t subn = rt_f2u(rt_u2f(a) + 0.5f) - 0x3f000000u;
+  uint32_t norm = (a + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  uint32_t mb = 0u - (uint32_t)(a >= 0x47800000u);
+  uint32_t mu = 0u - (uint32_t)(a < 0x38800000u);
+  return (uint16_t)(((big & mb) | (subn & mu) | (norm & ~mb & ~mu)) | sign);
+}
+/* float -> float16, as a float */
+static inline float rt_rh(float f) { return rt_h2f(rt_f2h(f)); }
+/* float (a widened float16) -> double, NaN payload kept as it is (NumPy's half -> double) */
+static inline double rt_h2d(float f) {
+  uint32_t u = rt_f2u(f);
+  uint64_t nb = ((uint64_t)(u & 0x80000000u) << 32) | 0x7ff0000000000000ull | ((uint64_t)(u & 0x7fffffu) << 29);
+  double d = (double)f, n;
+  memcpy(&n, &nb, 8);
+  return (f != f) ? n : d;
+}
+/* an arithmetic op's NaN as eager picks it: a NaN operand, quieted; both NaN: bit
+   (2 * quiet(a) + quiet(b)) of rule set means a (nan_fix) */
+static inline float rt_nan2(float a, float b, float r, int rule) {
+  uint32_t ua = rt_f2u(a), ub = rt_f2u(b), ur = rt_f2u(r);
+  uint32_t an = 0u - (uint32_t)((ua & 0x7fffffffu) > 0x7f800000u);
+  uint32_t bn = 0u - (uint32_t)((ub & 0x7fffffffu) > 0x7f800000u);
+  uint32_t idx = ((ua >> 21) & 2u) | ((ub >> 22) & 1u);
+  uint32_t prefa = 0u - (((uint32_t)rule >> idx) & 1u);
+  uint32_t pa = an & (~bn | prefa);
+  uint32_t pb = bn & ~pa;
+  return rt_u2f(((ua | 0x400000u) & pa) | ((ub | 0x400000u) & pb) | (ur & ~pa & ~pb));
+}
+#endif"""
+
+
 def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     """The fusable view of step ``s``, or None (it replays)."""
     if s.aval is None or type(s.outs) is not int or s.name in WRITES:
         return None
-    shape, d, contig = s.aval
+    shape, d, contig = s.aval[:3]
     if d not in _CTYPE or not contig or 0 in shape:
         return None
     ds = [_dt_of(sp, avals, P) for sp in s.ins]
@@ -185,7 +303,7 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     name = s.name
     kind = s.params.get("kind")
     if name == "full":  # a scalar fill: a literal in the kernel, no buffer
-        return _Op(s, d, []) if not s.ins and _literal(s.params.get("value"), d) is not None else None
+        return _Op(s, d, []) if not s.ins and _literal(s.params.get("value"), d, "fill") is not None else None
     red = _REDUCE.get(name)
     if red is not None:
         x = ds[0]
@@ -203,11 +321,12 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
               (x in _INT and (name in _IBIN or name in _BITS or name in ("maximum", "minimum")) and d is x) or
               (x is D.bool and (name in _BITS or name in _LOGIC) and d is D.bool) or
               (x in _CTYPE and x is not D.bool and name in _CMP and d is D.bool) or
-              (x is D.bool and name in _LOGIC and d is D.bool))
+              (x is D.bool and name in _LOGIC and d is D.bool) or
+              (x in _HALF and name in _FBIN and d is x and _half_nan_rule(x, name, ds) >= 0))
         return _Op(s, d, [x, x]) if ok else None
     if kind == "unary":
         x = ds[0]
-        if x in _FLOAT and name in _FTEST and d is D.bool:
+        if (x in _FLOAT or x in _HALF) and name in _FTEST and d is D.bool:
             return _Op(s, d, [x])
         if name == "logical_not" and x in _CTYPE and d is D.bool:
             return _Op(s, d, [x])
@@ -216,6 +335,8 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         if x in _FLOAT and (name in _FUN or name in _FEXACT or name in TRANSCENDENTAL):
             return _Op(s, d, [x])
         if x in _INT and name == "neg":
+            return _Op(s, d, [x])
+        if x in _HALF and (name in _FUN or name in _FEXACT):  # transcendentals replay (docs/jit.md)
             return _Op(s, d, [x])
         return None
     if name == "where":
@@ -231,14 +352,66 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
             return None
         if x in _FLOAT and d in _INT and d not in _IMIN:
             return None  # float -> narrow int: NumPy's result is platform-specific; replayed
+        if x in _HALF and d not in (D.float32, D.float64, D.bool):
+            return None  # to ints (eager: float16 and bfloat16 differ), to the other 16-bit format: replayed
+        if d in _HALF and x not in _TO_HALF:
+            return None  # float64/int32/int64 -> 16 bits: one rounding of a value float cannot hold
         return _Op(s, d, [x])
     return None
+
+
+def _half_expr(op: _Op, a: list) -> str:
+    """``_expr`` of a step on float16/bfloat16 values (held as floats the format holds exactly): the
+    op in float, its result rounded back to the format (``rt_rh``/``rt_rbf``) as eager rounds it;
+    neg/abs/where/maximum/minimum of held values round nothing (neg/abs keep a NaN's payload, as
+    eager's sign-bit operations do)."""
+    s = op.step
+    name = s.name
+    d = op.dtype
+    x = op.in_dtypes[-1] if op.in_dtypes else d
+    h = d if d in _HALF else x
+    R = "rt_rh" if h is D.float16 else "rt_rbf"
+    if name == "full":
+        return _literal(s.params["value"], d, "fill")  # type: ignore[return-value]  # checked by _classify
+    if name == "where":
+        return f"({a[0]} ? {a[1]} : {a[2]})"
+    if name == "cast":
+        x = op.in_dtypes[0]
+        if d in _HALF:
+            return f"{R}((float){a[0]})"
+        if d is D.bool:
+            return f"((uint8_t)({a[0]} != 0))"
+        if d is D.float32:
+            return f"({a[0]})"
+        return f"rt_h2d({a[0]})" if x is D.float16 else f"((double){a[0]})"
+    if s.params.get("kind") == "binary":
+        if name in _CMP:
+            return f"((uint8_t)({a[0]} {_CMP[name]} {a[1]}))"
+        ds = ["scalar" if k == "c" and not hasattr(v, "shape") else x for k, v in s.ins]
+        rule = _half_nan_rule(x, name, ds)
+        if name in ("maximum", "minimum"):
+            c = (">" if rule else ">=") if name == "maximum" else ("<" if rule else "<=")
+            return f"{R}((({a[0]} != {a[0]}) || ({a[0]} {c} {a[1]})) ? {a[0]} : {a[1]})"
+        return f"{R}(rt_nan2({a[0]}, {a[1]}, {_FBIN[name].format(a=a[0], b=a[1])}, {rule}))"
+    if name in _FTEST:
+        return f"((uint8_t)({_FTEST[name].format(a=a[0])} != 0))"
+    if name == "logical_not":
+        return f"((uint8_t)({a[0]} == 0))"
+    if name == "neg":
+        return f"(-{a[0]})"
+    if name == "abs":
+        return f"fabsf({a[0]})"
+    if name == "sqrt":
+        return f"{R}(sqrtf({a[0]}))"
+    return f"{R}({_FEXACT[name].format(a=a[0], T='float', f='f', h='0x1.fffffep-2f')})"
 
 
 def _expr(op: _Op, a: list) -> str:
     s = op.step
     name = s.name
     d = op.dtype
+    if d in _HALF or any(x in _HALF for x in op.in_dtypes):
+        return _half_expr(op, a)
     T = _CTYPE[d]
     if name == "full":
         return _literal(s.params["value"], d)  # type: ignore[return-value]  # checked by _classify
@@ -456,10 +629,13 @@ def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n
     """How input ``spec`` is read in the (n0, n1) loop: "1" (unit stride), "0" (broadcast along the
     row) or "g" (a general stride, passed at run time)."""
     k, v = spec
+    strides = None
     if k == "s":
         a = avals[v]
-        if a is None or not a[2]:
+        if a is None:
             return "g"
+        if not a[2]:  # a view (expand, slice...): the witness's strides, checked again at run time
+            strides = a[3]
         ishape = a[0]
     else:
         ishape = tuple(v.shape)
@@ -467,7 +643,7 @@ def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n
             return "g"
     isz = dt.itemsize
     from .._backend._jitrun import c_layout_as2d_strides
-    st = c_layout_as2d_strides(ishape, isz, shape, n0, n1)
+    st = c_layout_as2d_strides(ishape, isz, shape, n0, n1, strides)
     if st is None:
         return "g"
     return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
@@ -499,7 +675,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
                 args.append(made[v])
                 continue
             if k_ == "c" and not hasattr(v, "shape"):
-                lit = _literal(v, dt)
+                lit = _literal(v, dt, "where" if s.name == "where" else "op")
                 if lit is None:
                     return None
                 args.append(lit)
@@ -514,7 +690,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
                 pats.append(_pattern((k_, v), dt, avals, P, shape, n0, n1))
             args.append(nm)
         tv = f"t{s.outs}"
-        body.append(f"const {_CTYPE[o.dtype]} {tv} = {_expr(o, args)};")
+        body.append(f"const {'float' if o.dtype in _HALF else _CTYPE[o.dtype]} {tv} = {_expr(o, args)};")
         made[s.outs] = tv
     outs = [o.step.outs for o in elem if (o.step.outs in later_reads or o.step.outs in out_slots)
             and o.step.outs not in g.copies]
@@ -546,13 +722,20 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
         res = []
         for j, (dt, pt) in enumerate(zip(in_dts, pats)):
             idx = {"1": f"r * x{j}a + {cv}", "0": f"r * x{j}a", "g": f"r * x{j}a + {cv} * x{j}b"}[pt]
-            res.append(f"const {_CTYPE[dt]} x{j} = x{j}p[{idx}];")
+            if dt in _HALF:  # the 16-bit pattern, widened (exact)
+                res.append(f"const float x{j} = {'rt_h2f' if dt is D.float16 else 'rt_bf2f'}(x{j}p[{idx}]);")
+            else:
+                res.append(f"const {_CTYPE[dt]} x{j} = x{j}p[{idx}];")
         return res
 
     def stores(cv: str) -> list[str]:
-        return [f"y{j}p[r * n1 + {cv}] = t{o};" for j, o in enumerate(outs)]
+        cvt = {D.float16: "rt_f2h", D.bfloat16: "rt_f2bf"}  # exact: held values are the format's
+        return [f"y{j}p[r * n1 + {cv}] = {cvt.get(avals[o][1], '')}(t{o});" for j, o in enumerate(outs)]
 
     lines = ["#include <math.h>", "#include <stdint.h>"]
+    if any(dt in _HALF for dt in in_dts) or any(o.dtype in _HALF or any(x in _HALF for x in o.in_dtypes)
+                                                for o in elem):
+        lines.append(_HALF_C)
     if _avx2():
         # glibc's vector math (libmvec, <= 4 ulp in double per its manual): used when the loop vectorises
         for f in TRANSCENDENTAL:
@@ -630,8 +813,14 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
     return "\n".join(lines) + "\n", ins, in_dts, pats, outs, (n0, n1)
 
 
+#: the compiler flags (part of a kernel's cache key).  -fno-trapping-math: floating-point exception
+#: flags are not part of the contract, and without it GCC keeps ``where``'s selects as branches (no
+#: vector loop; a data-dependent branch per element); values are unchanged (no fast-math, no contraction)
+_FLAGS = ("-O3", "-fno-fast-math", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC")
+
+
 def _compile(cc: str, tmp_c: str, tmp_so: str, mvec: bool) -> subprocess.CompletedProcess:
-    flags = ["-O3", "-fno-fast-math", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
+    flags = list(_FLAGS)
     if _avx2():
         flags += ["-mavx2"]
     if mvec:
@@ -656,7 +845,7 @@ def _entry_v(src: str) -> str:
 def _load(src: str) -> Any:
     """The compiled kernel of ``src`` (memory cache, then disk cache, then the compiler), or None."""
     src = src + _entry_v(src)
-    h = hashlib.sha256((src + f"|avx2={_avx2()}").encode()).hexdigest()[:32]
+    h = hashlib.sha256((src + f"|avx2={_avx2()}|{' '.join(_FLAGS)}").encode()).hexdigest()[:32]
     fn = _MEM.get(h)
     if fn is not None:
         return fn
