@@ -571,11 +571,11 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
         op = _classify(s, avals, P)
         reads = [v for k, v in s.ins if k == "s"]
         if s.name in WRITES:
+            for g in list(open_.values()):
+                close(g)  # before the write is counted: a recompute must see it as coming after the group
             if s.name != "guard":
                 dst = s.ins[-1] if s.name == "out" else s.ins[0]
                 writes.append(base.get(dst[1], "in") if dst[0] == "s" else "in")
-            for g in list(open_.values()):
-                close(g)
             continue
         if type(s.outs) is int:
             fresh = s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith("reduce.")
