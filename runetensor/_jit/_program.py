@@ -10,6 +10,7 @@ into the input's buffer (``out=``) when the buffer is a C-contiguous, writable N
 memory and sharing none with another input or a captured tensor."""
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
@@ -76,11 +77,22 @@ class Program:
         self._plan()
 
     def _plan(self) -> None:
-        """The flat list the replay walks: ``(fn, operand slots or constants, result slots)``."""
+        """The flat list the replay walks: ``(fn, operand getter, arity kind, result slots)``.  The
+        constants get slots of their own after the program's (``env0``), so that every step reads its
+        operands with one ``itemgetter`` call."""
         plan = []
+        consts: list = []
         for s in self.steps:
-            ins = tuple((True, v) if k == "s" else (False, v) for k, v in s.ins)
-            plan.append((s.fn, ins, s.outs))
+            idx = []
+            for k, v in s.ins:
+                if k == "s":
+                    idx.append(v)
+                else:
+                    idx.append(self.nslots + len(consts))
+                    consts.append(v)
+            kind = 2 if len(idx) > 1 else len(idx)
+            plan.append((s.fn, itemgetter(*idx) if idx else None, kind, s.outs))
+        self.env0 = [None] * self.nslots + consts
         self.plan = plan
         self.plan_donations()
 
@@ -179,16 +191,20 @@ class Program:
         return res
 
     def run(self, inputs: list) -> Any:
-        env: list[Any] = [None] * self.nslots
+        env = self.env0.copy()
         env[:self.n_in] = inputs
         plan = self.plan
         if self.donations:
             sub = self._donated(inputs)
             if sub:
-                plan = [(sub[i], ins, outs) if i in sub else (fn, ins, outs)
-                        for i, (fn, ins, outs) in enumerate(plan)]
-        for fn, ins, outs in plan:
-            r = fn(*[env[v] if s else v for s, v in ins])
+                plan = [(sub[i], *rest) if i in sub else (fn, *rest) for i, (fn, *rest) in enumerate(plan)]
+        for fn, get, kind, outs in plan:
+            if kind == 2:
+                r = fn(*get(env))
+            elif kind:
+                r = fn(get(env))
+            else:
+                r = fn()
             if outs is None:
                 continue
             if type(outs) is int:
