@@ -10,6 +10,7 @@ into the input's buffer (``out=``) when the buffer is a C-contiguous, writable N
 memory and sharing none with another input or a captured tensor."""
 from __future__ import annotations
 
+import math
 from operator import itemgetter
 from typing import Any
 
@@ -21,7 +22,6 @@ from ._backend import WRITES, JitBackend, Step
 _FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
                     "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
 _FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.")
-#: elementwise ops whose ``out=`` path is not plain NumPy ufunc semantics: never written into a donated buffer
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
 _OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})
 
@@ -38,21 +38,90 @@ def _out_slots(s: Step) -> list:
     return [o for o in s.outs if type(o) is int]
 
 
-def _prune(steps: list[Step], live: set) -> list[Step]:
+#: steps computed once, when compiling, if every operand is a constant (and the result is never written
+#: into, nor returned, directly or through a view)
+_FOLDABLE = frozenset({"full", "arange", "cast", "where", "expand", "reshape", "permute"})
+#: the largest folded result kept by a program (bytes)
+FOLD_MAX = 1 << 16
+
+
+def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
+    """Constant folding: the steps of ``_FOLDABLE`` (and elementwise ops) whose operands are all
+    constants run now; their readers get the value as a constant.  A value that a write reaches or
+    that is returned (through views included) is left alone: each call must get a fresh buffer."""
+    base = _bases(steps)
+    tainted = {base.get(v, v) for k, v, _ in outs if k == "s"}
+    for s in steps:
+        if s.name in WRITES and s.name != "guard":
+            k, v = s.ins[-1] if s.name == "out" else s.ins[0]
+            if k == "s":
+                tainted.add(base.get(v, v))
+    val: dict = {}
+    res = []
+    for s in steps:
+        ins = tuple(("c", val[v]) if k == "s" and v in val else (k, v) for k, v in s.ins)
+        o = s.outs
+        if (type(o) is int and all(k == "c" for k, _ in ins) and base.get(o, o) not in tainted
+                and (s.name in _FOLDABLE or s.params.get("kind") in ("unary", "binary"))
+                and s.aval is not None and math.prod(s.aval[0]) * s.aval[1].itemsize <= FOLD_MAX):
+            try:
+                val[o] = s.fn(*[v for _, v in ins])
+                continue
+            except Exception:  # left to run (and raise) at run time, as eager would
+                pass
+        if ins != s.ins:
+            t = Step(s.name, s.fn, ins, s.outs, s.params)
+            t.aval = s.aval
+            s = t
+        res.append(s)
+    return res
+
+
+def _bases(steps: list[Step]) -> dict:
+    """Slot -> the slot of the buffer it lives in (itself for fresh results; a view's operand's base;
+    an ``out=`` step's result: its destination's base).  Slots not in the map are their own base."""
+    base: dict = {}
+    for s in steps:
+        if s.name == "out":
+            k, v = s.ins[-1]
+            src = v if k == "s" else None
+        else:
+            src = None if _fresh(s) else next((v for k, v in s.ins if k == "s"), None)
+        for o in _out_slots(s):
+            base[o] = o if src is None else base.get(src, src)
+    return base
+
+
+def _prune(steps: list[Step], live: set, n_in: int) -> list[Step]:
+    """Dead-code elimination: the steps whose results are used (``live``: the outputs), the guards,
+    and the writes into a buffer that is an input, a captured constant, or read (or returned) later
+    through some view; a write into a buffer the function made and nothing reads again is dropped,
+    and with it what only it used."""
+    base = _bases(steps)
+    live_bases = {base.get(v, v) for v in live}
     kept = []
     for s in reversed(steps):
         outs = s.outs
-        if outs is None:
+        if s.name in WRITES:
+            if s.name == "guard":
+                needed = True
+            else:
+                k, v = s.ins[-1] if s.name == "out" else s.ins[0]
+                needed = k != "s" or base.get(v, v) < n_in or base.get(v, v) in live_bases
+                if s.name == "out" and type(outs) is int:
+                    needed = needed or outs in live
+        elif outs is None:
             needed = False
         elif isinstance(outs, tuple):
             needed = any(type(o) is int and o in live for o in outs)
         else:
             needed = outs in live
-        if needed or s.name in WRITES:
+        if needed:
             kept.append(s)
             for k, v in s.ins:
                 if k == "s":
                     live.add(v)
+                    live_bases.add(base.get(v, v))
     kept.reverse()
     return kept
 
@@ -67,7 +136,7 @@ class Program:
         self.avals = B.avals
         self.outs = outs
         self.out_tree = out_tree
-        self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"})
+        self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"}, n_in)
         self.kernels = 0
         marker = object()
         self.single = len(outs) == 1 and outs[0][0] == "s" and tree_unflatten(out_tree, [marker]) is marker
@@ -165,7 +234,10 @@ class Program:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
         from ._fuse import fuse_program, recycle_outputs
         n = fuse_program(self)
-        if recycle_outputs(self) or n:
+        folded = _fold_constants(self.steps, self.outs, self.avals)
+        changed = len(folded) != len(self.steps)
+        self.steps = folded
+        if recycle_outputs(self) or n or changed:
             self.kernels = n
             self._plan()
         return n > 0
