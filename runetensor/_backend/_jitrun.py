@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import math
 import operator
+import os
 import struct
 import sys
 import threading
@@ -66,6 +67,16 @@ class _Chunk:
 
 #: results below this size are recycled by their own step (larger ones: the backend's buffer pool)
 HOLD_MAX = 1 << 20
+_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Outputs:
@@ -77,17 +88,16 @@ class Outputs:
     calls ago free.  Results of ``HOLD_MAX`` bytes or more come from the backend's shared pool
     instead (``_fast.empty``)."""
 
-    __slots__ = ("specs", "held", "lock")
+    __slots__ = ("specs", "held")
     RING = 2
 
     def __init__(self, specs: list):
         self.specs = [(tuple(shape), np.dtype(dt)) for shape, dt in specs]
         self.held: list = [[] for _ in specs]
-        self.lock = threading.Lock()
 
     def take(self) -> list:
         res = []
-        with self.lock:  # two threads running the program at once never get the same buffer
+        with _LOCK:  # two threads running the program at once never get the same buffer
             for ring, (shape, dt) in zip(self.held, self.specs):
                 for h in ring:
                     # references: the ring, h, getrefcount's argument (a view or a Tensor adds one)
