@@ -960,3 +960,187 @@ def test_donate_ignored_when_unsafe(monkeypatch):
         r = m(x)
         np.testing.assert_array_equal(N(r), np.arange(4.0, dtype=np.float32) + 1)
         assert not _shares(r, x)
+
+
+# ---------------------------------------------------------------------------
+# float16 / bfloat16 kernels: bit-identical to eager (docs/jit.md, "Fusable steps")
+# ---------------------------------------------------------------------------
+def _half_np(dtype):
+    import ml_dtypes
+    return np.float16 if dtype is rt.float16 else ml_dtypes.bfloat16
+
+
+#: bit patterns: +-0, +-inf, NaNs (quiet, with payload, signalling, negative), subnormals (smallest,
+#: largest), smallest normal, largest finite, 1 and its neighbours, halves, the half-ulp of 1 (1 + it
+#: is a tie), large and small values
+_HALF_SPECIAL = {
+    rt.bfloat16: [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7FC1, 0x7F81, 0x0001, 0x8001, 0x007F,
+                  0x0080, 0x7F7F, 0xFF7F, 0x3F80, 0xBF80, 0x3F81, 0x3F7F, 0x4000, 0x3F00, 0x3FC0, 0x4020,
+                  0xC020, 0x3B80, 0x3C00, 0x7F00, 0x0100, 0x4B00, 0x4B01, 0x3EFF, 0xC0A0],
+    rt.float16: [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7E05, 0x7C01, 0x0001, 0x8001, 0x03FF,
+                 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00, 0x3C01, 0x3BFF, 0x4000, 0x3800, 0x3E00, 0x4100,
+                 0xC100, 0x1000, 0x1400, 0x7800, 0x0200, 0x6400, 0x6401, 0x37FF, 0xC500],
+}
+
+
+def _half_operands(dtype, n):
+    """Two operands of ``n`` 16-bit values: every pair of special values, every bit pattern (as the
+    first operand) against random ones, then random pairs."""
+    nd = _half_np(dtype)
+    s = np.array(_HALF_SPECIAL[dtype], np.uint16)
+    rng = np.random.default_rng(7)
+    a = np.concatenate([np.repeat(s, len(s)), np.arange(65536, dtype=np.uint16)])
+    b = np.concatenate([np.tile(s, len(s)), rng.integers(0, 65536, 65536, dtype=np.uint16)])
+    k = max(0, n - len(a))
+    a = np.concatenate([a, rng.integers(0, 65536, k, dtype=np.uint16)])[:n]
+    b = np.concatenate([b, rng.integers(0, 65536, k, dtype=np.uint16)])[:n]
+    return rt.asarray(a.view(nd)), rt.asarray(b.view(nd))
+
+
+def _bits_of(t):
+    x = N(t)
+    return x.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize])
+
+
+def _same_bits(want, got, name):
+    for i, (w, g) in enumerate(zip(rt.tree_leaves(want), rt.tree_leaves(got))):
+        assert N(w).dtype == N(g).dtype and N(w).shape == N(g).shape, (name, i)
+        bw, bg = _bits_of(w), _bits_of(g)
+        bad = np.flatnonzero(bw != bg)
+        assert bad.size == 0, (name, i, bad.size, [(hex(int(bw[j])), hex(int(bg[j]))) for j in bad[:5]])
+
+
+def _half_programs(dtype):
+    f32 = rt.float32
+
+    def binop(op):
+        def f(a, b):
+            t = op(a, b)
+            return t, op(t, b), op(b, t)
+        return f
+    return {
+        "add": binop(lambda a, b: a + b), "sub": binop(lambda a, b: a - b), "mul": binop(lambda a, b: a * b),
+        "div": binop(lambda a, b: a / b), "maximum": binop(rt.maximum), "minimum": binop(rt.minimum),
+        "compare": lambda a, b: (a < b, a <= b, a == b, a != b, a > b, (a + b) >= b),
+        "unary": lambda a, b: (rt.sqrt(a), -a, rt.abs(a), rt.recip(a), rt.square(a), rt.trunc(a), rt.ceil(a),
+                               rt.floor(a), rt.round(a), rt.sqrt(rt.abs(-a)) * b),
+        "tests": lambda a, b: (rt.isnan(a), rt.isinf(a), rt.isfinite(a * b), rt.logical_not(a), -b),
+        "where": lambda a, b: (rt.where(a < b, a, b), rt.where(a > b, -a, 0.1), rt.where(rt.isnan(b), 2.5, b * a)),
+        "scalars": lambda a, b: (a * 0.1 + 3, rt.maximum(a, 0.5) - 1e-3, 2 - a, b / 3.0, rt.minimum(b, -0.0) * 7),
+        "fill": lambda a, b: (a + rt.full_like(a, 0.1), b * rt.full_like(b, -1.7)),
+        "chain": lambda a, b: (a * b + a, (a - b) * (a + b) / b, -rt.abs(a * b) - b),
+        # mixed with float32 / float64 / bool: exact casts fuse
+        "casts": lambda a, b: (rt.astype(rt.astype(a, f32) * 3.0 + rt.astype(b, f32), dtype),
+                               rt.astype(a * b, rt.float64) + 1.0, rt.astype(a + b, rt.bool),
+                               rt.astype(rt.astype(a, f32) / 7.0, dtype) + b),
+    }
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.bfloat16, rt.float16], ids=["bfloat16", "float16"])
+@pytest.mark.parametrize("n", [1500, 66500, (1 << 17) + 5], ids=["small", "mid", "large"])
+def test_half_kernels_bit_identical_to_eager(dtype, n, tmp_path, monkeypatch):
+    """float16/bfloat16 chains compile (the 16-bit patterns widened to float, each op's result rounded
+    back as eager rounds it, NaN picked by eager's rule) and give eager's bits on the 2nd and 3rd calls
+    over special values (NaN payloads and signs, +-inf, +-0, subnormals, max finite, ties, overflow
+    after an op), every bit pattern and random pairs; eager's small (NumPy loops) and large (the
+    low-precision fast paths) sizes."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fuse, "FUSE_FLOAT16", True)  # (auto: off on F16C CPUs, see the last test)
+    a, b = _half_operands(dtype, n)
+    for name, f in _half_programs(dtype).items():
+        jf = rt.jit(f)
+        with np.errstate(all="ignore"):
+            want = f(a, b)
+            jf(a, b)
+            for _ in range(2):
+                _same_bits(want, jf(a, b), name)
+        assert _kernels(jf), name
+        prog = next(iter(jf._jit.cache.values()))
+        # (where's Python numbers are 0-d fills made by eager, read by the kernel)
+        assert all(s.name in ("fused", "full") for s in prog.steps), (name, [s.name for s in prog.steps])
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.bfloat16, rt.float16], ids=["bfloat16", "float16"])
+def test_half_kernel_source_and_what_replays(dtype, tmp_path, monkeypatch):
+    """The kernel reads and writes the 16-bit patterns (uint16_t) through the emitted conversions;
+    transcendentals, float64 -> 16-bit casts and 16-bit -> int casts stay replayed."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fuse, "FUSE_FLOAT16", True)  # (auto: off on F16C CPUs, see the last test)
+    a, b = _half_operands(dtype, 3000)
+    jf = rt.jit(lambda a, b: a * b + a)
+    with np.errstate(all="ignore"):
+        want = a * b + a
+        jf(a, b)
+        _same_bits(want, jf(a, b), "fma")
+    (k,) = _kernels(jf)
+    src = k.params["source"]
+    conv = "rt_h2f" if dtype is rt.float16 else "rt_bf2f"
+    rnd = "rt_rh2(" if dtype is rt.float16 else "rt_rbf2("
+    for frag in ("const uint16_t* restrict x0p", "uint16_t* restrict y0p", conv + "(x0p[", rnd):
+        assert frag in src, frag
+    assert k.params["n_ops"] == 2
+    for f in (lambda a, b: rt.exp(a) * b, lambda a, b: rt.astype(rt.astype(a, rt.float64) * 3.0, dtype),
+              lambda a, b: rt.astype(a * b, rt.int32)):
+        jf = rt.jit(f)
+        with np.errstate(all="ignore"):
+            want = f(a, b)
+            jf(a, b)
+            _same_bits(want, jf(a, b), "replayed")
+        prog = next(iter(jf._jit.cache.values()))
+        assert any(s.name != "fused" for s in prog.steps)
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.bfloat16, rt.float16], ids=["bfloat16", "float16"])
+def test_half_mixed_with_float32_and_int_casts(dtype, tmp_path, monkeypatch):
+    """Mixed programs: float32 inputs cast to the 16-bit format and back, small integers and bool
+    cast in (exact in float, rounded once), all in one kernel, bit-identical to eager."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fuse, "FUSE_FLOAT16", True)  # (auto: off on F16C CPUs, see the last test)
+    rng = np.random.default_rng(3)
+    n = 70000
+    x32 = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32).copy()
+    x32[:12] = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 3.4e38, 65519.0, 65520.0, 1e-8, 6e-8, 1 + 2**-8]
+    i16 = rt.asarray(rng.integers(-32768, 32768, n).astype(np.int16))
+    u16 = rt.asarray(rng.integers(0, 65536, n).astype(np.uint16))
+    i8 = rt.asarray(rng.integers(-128, 128, n).astype(np.int8))
+    u8 = rt.asarray(rng.integers(0, 256, n).astype(np.uint8))
+    bl = rt.asarray(rng.integers(0, 2, n).astype(bool))
+    X = rt.asarray(x32)
+
+    def f(x, i16, u16, i8, u8, bl):
+        h = rt.astype(x, dtype)
+        y = h * rt.astype(i16, dtype) + rt.astype(u16, dtype)
+        z = rt.astype(i8, dtype) - rt.astype(u8, dtype) * rt.astype(bl, dtype)
+        # (float32 ops with one NaN operand at most: plain float32 kernels may pick the other NaN
+        # of a NaN-NaN pair than eager)
+        return (y, rt.astype(rt.astype(y, rt.float32) * 0.75, dtype), rt.astype(z + h, rt.float32),
+                rt.astype(h, rt.float64) * 2.0)
+    jf = rt.jit(f)
+    with np.errstate(all="ignore"):
+        want = f(X, i16, u16, i8, u8, bl)
+        jf(X, i16, u16, i8, u8, bl)
+        for _ in range(2):
+            _same_bits(want, jf(X, i16, u16, i8, u8, bl), "mixed")
+    prog = next(iter(jf._jit.cache.values()))
+    assert [s.name for s in prog.steps] == ["fused"]
+
+
+@needs_cc
+def test_float16_fusion_auto_off_with_f16c(tmp_path, monkeypatch):
+    """By default float16 steps fuse only on CPUs without F16C (there eager's F16C loops are faster
+    than the kernels' bit-manipulation conversions); bfloat16 always fuses.  Values equal either way."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(_fuse, "FUSE_FLOAT16", None)
+    with open("/proc/cpuinfo") as fh:
+        f16c = " f16c" in fh.read(200000)
+    for dtype, fuses in ((rt.float16, not f16c), (rt.bfloat16, True)):
+        a, b = _half_operands(dtype, 3000)
+        jf = rt.jit(lambda a, b: a * b + a)
+        with np.errstate(all="ignore"):
+            want = a * b + a
+            jf(a, b)
+            _same_bits(want, jf(a, b), "auto")
+        assert bool(_kernels(jf)) == fuses, dtype
