@@ -1144,3 +1144,51 @@ def test_float16_fusion_auto_off_with_f16c(tmp_path, monkeypatch):
             jf(a, b)
             _same_bits(want, jf(a, b), "auto")
         assert bool(_kernels(jf)) == fuses, dtype
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_square_power_fused_bit_identical(dtype, tmp_path, monkeypatch):
+    """``x ** 2`` (int or float exponent) compiles as ``x * x``: NumPy's power gives the correctly
+    rounded square too, over every exponent (random bit patterns: NaN, inf, subnormals); other
+    exponents replay."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    nd, it = (np.float32, np.uint32) if dtype is rt.float32 else (np.float64, np.uint64)
+    bits = np.random.default_rng(4).integers(0, np.iinfo(it).max, 50000, dtype=it)
+    x = rt.asarray(bits.view(nd))
+
+    def f(t):
+        return t ** 2 + 1.0, rt.pow(t, 2.0) * 3.0, t ** 3 - 1.0
+    jf = rt.jit(f)
+    with np.errstate(all="ignore"):
+        want = f(x)
+        jf(x)
+        for w, g in zip(want, jf(x)):
+            np.testing.assert_array_equal(N(g).view(it), N(w).view(it))
+    names = [s.name for s in next(iter(jf._jit.cache.values())).steps]
+    assert names.count("pow") == 1 and "fused" in names
+
+
+@needs_cc
+def test_fallback_of_compiled_steps_equals_eager(tmp_path, monkeypatch):
+    """When a kernel's operands come in a layout its plan cannot read, the step replays its original
+    steps (expands the kernel read through their operands included); row chains too."""
+    from runetensor._backend import _jitrun
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+
+    def f(a, b, c):
+        e = rt.exp(a - rt.max(a, [-1], keepdims=True))
+        s = e / rt.sum(e, [-1], keepdims=True)
+        return s * rt.expand_dims(c, 0) + rt.expand_dims(b, -1), rt.sum(a * 2.0 - rt.expand_dims(c, 0), [-1])
+    args = [rt.astype(x, rt.float32) for x in (R([6, 5], 1), R([6], 2), R([5], 3))]
+    jf = rt.jit(f)
+    jf(*args)
+    want = jf(*args)  # compiled
+    prog = next(iter(jf._jit.cache.values()))
+    assert "expand" not in [s.name for s in prog.steps]  # kernels read the expands' operands
+    monkeypatch.setattr(_jitrun, "_as2d", lambda *a: None)  # every plan fails: replay
+    jf2 = rt.jit(f)
+    jf2(*args)
+    for w, g, e in zip(want, jf2(*args), f(*args)):
+        np.testing.assert_array_equal(N(g), N(e))  # replayed: eager's own steps
+        np.testing.assert_allclose(N(w), N(e), rtol=1e-5, atol=1e-6)  # compiled: float32 exp bound

@@ -355,6 +355,10 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         if not od or any(x is not od[0] for x in od):
             return None
         x = od[0]
+        if name == "pow":  # x ** 2 is x * x, correctly rounded either way (NumPy's power included)
+            e = s.ins[1][1] if s.ins[1][0] == "c" else None
+            two = type(e) in (int, float) and e == 2 and ds[0] is x
+            return _Op(s, d, [x, x]) if two and x in _FLOAT and d is x else None
         ok = ((x in _FLOAT and name in _FBIN and d is x) or
               (x in _INT and (name in _IBIN or name in _BITS or name in ("maximum", "minimum")) and d is x) or
               (x is D.bool and (name in _BITS or name in _LOGIC) and d is D.bool) or
@@ -470,6 +474,8 @@ def _expr(op: _Op, a: list) -> str:
     kind = s.params.get("kind")
     if kind == "binary":
         x = op.in_dtypes[0]
+        if name == "pow":  # the exponent is 2 (_classify)
+            return f"({a[0]} * {a[0]})"
         if name in _CMP:
             return f"((uint8_t)({a[0]} {_CMP[name]} {a[1]}))"
         if name in _LOGIC:
@@ -687,7 +693,8 @@ def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n
     return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
 
 
-def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tuple | None:
+def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
+          through: dict | None = None) -> tuple | None:
     """(C source, input operands, their dtypes, output slots, loop shape (n0, n1)) of group ``g``."""
     red = g.red
     shape = g.shape
@@ -718,6 +725,12 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any) -> tu
                     return None
                 args.append(lit)
                 continue
+            if k_ == "s" and through and v in through:
+                # an expand (broadcast) of u: the kernel reads u itself, broadcast to the loop's shape
+                v = through[v]
+                if v in made:
+                    args.append(made[v])
+                    continue
             key = (k_, v if k_ == "s" else id(v))
             nm = in_names.get(key)
             if nm is None:
@@ -989,10 +1002,32 @@ def _trim_disk_cache(folder: str, keep: str) -> None:
             pass
 
 
-def _replayer(members: list[Step], in_specs: list, outs: list) -> Any:
-    """Runs a group's original steps (the fallback of a fused step)."""
+def _expands_read(members: list[Step], expands: dict) -> list[Step]:
+    """The expand steps (and the expands they read) whose results ``members`` read, in order."""
+    need: list[Step] = []
+    seen: set = set()
+
+    def add(v: int) -> None:
+        st = expands.get(v)
+        if st is None or v in seen:
+            return
+        seen.add(v)
+        add(st.ins[0][1])
+        need.append(st)
+    for m in members:
+        for k, v in m.ins:
+            if k == "s":
+                add(v)
+    return need
+
+
+def _replayer(members: list[Step], in_specs: list, outs: list, pre: list | tuple = ()) -> Any:
+    """Runs a group's original steps (the fallback of a fused step); ``pre``: the expands whose
+    results the kernel read through their operands (recomputed first)."""
     def run(*xs: Any) -> tuple:
         env: dict = {("s", v) if k == "s" else ("c", id(v)): x for (k, v), x in zip(in_specs, xs)}
+        for s in pre:
+            env[("s", s.outs)] = s.fn(env[("s", s.ins[0][1])])
         for s in members:
             args = []
             for k, v in s.ins:
@@ -1028,6 +1063,15 @@ def fuse_program(prog: Any) -> int:
     if not groups:
         return 0
     from .._backend._jitrun import make_runner
+    # expand (broadcast) results read by kernels: the kernel reads the expand's operand instead
+    expands: dict[int, Step] = {}
+    through: dict[int, int] = {}
+    for st in steps:
+        if st.name == "expand" and type(st.outs) is int and st.ins and st.ins[0][0] == "s" \
+                and avals[st.ins[0][1]] is not None:
+            expands[st.outs] = st
+            u = st.ins[0][1]
+            through[st.outs] = through.get(u, u)
     built: dict[int, Step] = {}
     for _ in range(len(groups) + 1):
         # what must be stored: program outputs, reads of the steps left in the list, groups' operands
@@ -1041,7 +1085,7 @@ def fuse_program(prog: Any) -> int:
         built = {}
         failed = None
         for g in groups:
-            em = _emit(g, needed, set(), avals, prog.P)
+            em = _emit(g, needed, set(), avals, prog.P, through)
             fn = None if em is None else _load(em[0])
             if fn is None:
                 failed = g
@@ -1056,7 +1100,7 @@ def fuse_program(prog: Any) -> int:
                 res.append(red.step.outs)
             members = [o.step for o in g.ops]
             run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
-                              _replayer(members, ins, res))
+                              _replayer(members, ins, res, _expands_read(members, expands)))
             built[id(g)] = Step("fused", run, tuple(ins), tuple(res),
                                 {"n_ops": len(g.ops), "source": src, "em": em, "rinfo": rinfo,
                                  "gshape": g.shape})

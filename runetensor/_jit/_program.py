@@ -235,6 +235,8 @@ class Program:
         from ._fuse import fuse_program, recycle_outputs
         n = fuse_program(self)
         folded = _fold_constants(self.steps, self.outs, self.avals)
+        # what fusion and folding left unused (expands a kernel reads through, folded operands) goes
+        folded = _prune(folded, {v for k, v, _ in self.outs if k == "s"}, self.n_in)
         changed = len(folded) != len(self.steps)
         self.steps = folded
         if recycle_outputs(self) or n or changed:
