@@ -10,6 +10,7 @@ transcendentals and non-exact sums add some ulp, propagated through later ops); 
 continuous (comparisons, where conditions, casts to ints, floor) are only applied to exact values.
 
 More examples locally: RT_JIT_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_jit_fuzz_writes.py
+(RT_JIT_FUZZ_MAX_OPS, RT_JIT_FUZZ_MAX_DIM: longer programs, bigger shapes; RT_JIT_FUZZ_<FAMILY>=0 below).
 """
 from __future__ import annotations
 
@@ -348,7 +349,9 @@ class Interp:
                 m.bound, m.err, m.intval = max(m.bound, bound), max(m.err, err), m.intval and intval
 
 
-_OPS = st.lists(st.tuples(*[st.integers(0, 63)] * 5), min_size=3, max_size=12)
+_MAX_OPS = int(os.environ.get("RT_JIT_FUZZ_MAX_OPS", "12"))
+_MAX_DIM = int(os.environ.get("RT_JIT_FUZZ_MAX_DIM", "4"))  # e.g. 300: blocks of 256, threads, row loops
+_OPS = st.lists(st.tuples(*[st.integers(0, 63)] * 5), min_size=3, max_size=_MAX_OPS)
 _SHAPES = ["mn", "n", "m1", "1n", ""]
 
 
@@ -431,7 +434,7 @@ _FUZZ_SETTINGS = {"max_examples": _N_EXAMPLES} if _N_EXAMPLES else {}
 @hyp.settings(deadline=None, suppress_health_check=list(hyp.HealthCheck), **_FUZZ_SETTINGS)
 @hyp.given(ops=_OPS, dtype=st.sampled_from(["float32", "float64"]),
            shapes=st.lists(st.sampled_from(_SHAPES), min_size=2, max_size=2),
-           dims=st.tuples(st.integers(1, 4), st.integers(1, 4)), nin=st.integers(2, 3),
+           dims=st.tuples(st.integers(1, _MAX_DIM), st.integers(1, _MAX_DIM)), nin=st.integers(2, 3),
            seed=st.integers(0, 1000), intval=st.booleans(), view0=st.booleans(), donate=st.booleans(),
            nout=st.lists(st.integers(0, 63), min_size=0, max_size=2))
 def test_random_programs_with_writes_and_views(ops, dtype, shapes, dims, nin, seed, intval, view0, donate,
