@@ -1192,3 +1192,34 @@ def test_fallback_of_compiled_steps_equals_eager(tmp_path, monkeypatch):
     for w, g, e in zip(want, jf2(*args), f(*args)):
         np.testing.assert_array_equal(N(g), N(e))  # replayed: eager's own steps
         np.testing.assert_allclose(N(w), N(e), rtol=1e-5, atol=1e-6)  # compiled: float32 exp bound
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_arg_reductions_at_chain_end(dtype, tmp_path, monkeypatch):
+    """argmax/argmin over the last axis at the end of a chain compile (one pass per row) and give
+    eager's index: first of equal extremes, first NaN when there is one, ±inf, ±0 ties; a long 1-d
+    row is not split over threads."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    nd = np.float32 if dtype is rt.float32 else np.float64
+    a = np.random.default_rng(1).standard_normal((300, 257)).astype(nd)
+    a[3, 5] = a[3, 9] = np.nan
+    a[4, :] = 1.0
+    a[5, 7], a[5, 8] = -0.0, 0.0
+    a[6, :] = np.inf
+    a[7, 2] = -np.inf
+    a[8, :] = np.nan
+    long = np.random.default_rng(2).standard_normal(200003).astype(nd)
+    long[150000] = 9.0
+    A, L = rt.asarray(a), rt.asarray(long)
+
+    def f(t, u):
+        return (rt.argmax(t * 2.0 + 1.0, axis=1), rt.argmin(-t, axis=-1, keepdims=True),
+                rt.argmax(u * 0.5 - 1.0, axis=0), rt.argmin(u + 0.0, axis=0))
+    jf = rt.jit(f)
+    jf(A, L)
+    for _ in range(2):
+        for w, g in zip(f(A, L), jf(A, L)):
+            same(w, g)
+    srcs = [s.params["source"] for s in _kernels(jf)]
+    assert sum("int64_t* restrict red" in s for s in srcs) == 4

@@ -228,6 +228,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
     gen = [p == "g" for p in pats]
     plans: dict = {}
     bufs = Outputs([(shape, dt) for dt in odts])
+    arg = red is not None and red[0].startswith("arg")  # argmax/argmin: one int64 per row, rows not split
 
     def make(xs: tuple) -> Any:
         lay = []
@@ -242,8 +243,8 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             isz = dt.itemsize
             lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
         nthr = get_num_threads()
-        split_cols = n0 == 1
-        if total < _PAR_MIN or nthr <= 1:
+        split_cols = n0 == 1 and not arg
+        if total < _PAR_MIN or nthr <= 1 or (arg and n0 == 1):
             rngs = [(0, n0, 0, n1)]
         elif split_cols:
             rngs = [(0, 1, a, b) for a, b in chunk_ranges(n1, max(_PAR_MIN, -(-n1 // (4 * nthr))))]
@@ -287,7 +288,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             outs[into[0]] = into[1]
         outs = tuple(outs)
         if red is not None:
-            parts = np.empty(nparts, np.float64)
+            parts = np.empty(nparts, np.int64 if arg else np.float64)
             arrs = (*xs, *outs, parts)
         else:
             arrs = (*xs, *outs)
@@ -298,6 +299,8 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         if red is None:
             return outs
         rop, rdt, rshape, all_axes = red
+        if arg:
+            return (*outs, parts.reshape(rshape))
         if all_axes or split_cols:
             if rop == "sum":
                 r = np.add.reduce(parts)  # pairwise over rows / column ranges, in double

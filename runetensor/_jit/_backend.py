@@ -328,7 +328,8 @@ class JitBackend(Backend):
                          {"axes": tuple(axes), "keepdims": keepdims})
 
     def arg_reduce(self, op, x, axis, keepdims):
-        return self._rec(f"arg_reduce.{op}", lambda a: self.parent.arg_reduce(op, a, axis, keepdims), (x,))
+        return self._rec(f"arg_reduce.{op}", lambda a: self.parent.arg_reduce(op, a, axis, keepdims), (x,),
+                         {"axis": axis, "keepdims": keepdims})
 
     def scan(self, op, x, axis):
         return self._rec(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,))

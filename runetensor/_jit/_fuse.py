@@ -92,7 +92,8 @@ _FEXACT = {"recip": "(({T})1 / {a})", "square": "({a} * {a})", "trunc": "trunc{f
            "round": "trunc{f}({a} + copysign{f}({h}, {a}))"}
 #: float -> bool tests
 _FTEST = {"isnan": "({a} != {a})", "isinf": "isinf({a})", "isfinite": "isfinite({a})", "signbit": "signbit({a})"}
-_REDUCE = {"reduce.sum": "sum", "reduce.max": "max", "reduce.min": "min"}
+_REDUCE = {"reduce.sum": "sum", "reduce.max": "max", "reduce.min": "min",
+           "arg_reduce.argmax": "argmax", "arg_reduce.argmin": "argmin"}
 
 _CC_STATE: dict = {}
 _WARNED: list = []
@@ -343,6 +344,15 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     if name == "full":  # a scalar fill: a literal in the kernel, no buffer
         return _Op(s, d, []) if not s.ins and _literal(s.params.get("value"), d, "fill") is not None else None
     red = _REDUCE.get(name)
+    if red is not None and red.startswith("arg"):
+        # argmax/argmin over the last axis (int64 result): the first index of the extreme, or of the
+        # first NaN (NumPy's rule); one scalar pass per row
+        x = ds[0]
+        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        ax = s.params.get("axis")
+        if x not in _FLOAT or d is not D.int64 or nd <= 0 or ax is None or ax % nd != nd - 1:
+            return None
+        return _Op(s, d, [x], red)
     if red is not None:
         x = ds[0]
         nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
@@ -700,7 +710,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     shape = g.shape
     if red is not None:
         nd = len(shape)
-        k = len(red.step.params["axes"])
+        k = len(red.step.params["axes"]) if "axes" in red.step.params else 1
         n0, n1 = math.prod(shape[:nd - k]), math.prod(shape[nd - k:])
     else:
         n1 = shape[-1] if shape else 1
@@ -755,8 +765,8 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
             if key not in in_names:
                 in_names[key] = f"x{len(ins)}"
                 ins.append(src)
-                in_dts.append(red.dtype)
-                pats.append(_pattern(src, red.dtype, avals, P, shape, n0, n1))
+                in_dts.append(red.in_dtypes[0])
+                pats.append(_pattern(src, red.in_dtypes[0], avals, P, shape, n0, n1))
             racc = in_names[key]
     elif not outs:
         return None
@@ -767,7 +777,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     for j, o in enumerate(outs):
         params.append(f"{_CTYPE[avals[o][1]]}* restrict y{j}p")
     if red is not None:
-        params.append("double* restrict red")
+        params.append("int64_t* restrict red" if red.red.startswith("arg") else "double* restrict red")
 
     def loads(cv: str) -> list[str]:
         res = []
@@ -798,6 +808,19 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
         lines.append("    for (long c = 0; c < n1; c++) {")
         lines += ["      " + x for x in loads("c") + body + stores("c")]
         lines.append("    }")
+    elif red.red.startswith("arg"):
+        T = _CTYPE[red.in_dtypes[0]]
+        rel = ">" if red.red == "argmax" else "<"
+        lines.append(f"    {T} best = 0; long bi = -1; int nan = 0;")
+        lines.append("    for (long c = 0; c < n1; c++) {")
+        lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append(f"      const {T} v = {racc};")
+        lines.append("      if (!nan) {")
+        lines.append("        if (v != v) { nan = 1; bi = c; }")
+        lines.append(f"        else if (bi < 0 || v {rel} best) {{ best = v; bi = c; }}")
+        lines.append("      }")
+        lines.append("    }")
+        lines.append("    red[r] = (int64_t)bi;")
     else:
         rop = red.red
         # per row, blocks of 256 columns: one vectorisable loop computes the chain into buf (and
@@ -1095,8 +1118,8 @@ def fuse_program(prog: Any) -> int:
             rinfo = None
             res = list(outs)
             if red is not None:
-                axes = red.step.params["axes"]
-                rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape))
+                axes = red.step.params.get("axes", (-1,))
+                rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape) and "axes" in red.step.params)
                 res.append(red.step.outs)
             members = [o.step for o in g.ops]
             run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
@@ -1146,7 +1169,7 @@ def _rowwise(st: Step) -> int | None:
     axes, or an ``out=`` float op on one value per row), else None."""
     if st.name == "fused":
         em, rinfo = st.params.get("em"), st.params.get("rinfo")
-        if em is None or (rinfo is not None and rinfo[3]):
+        if em is None or (rinfo is not None and (rinfo[3] or rinfo[0].startswith("arg"))):
             return None
         return em[5][0]
     return None
