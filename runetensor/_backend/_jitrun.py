@@ -4,9 +4,10 @@ A kernel is ``kernel(n0, n1, x0p, x0a[, x0b], ..., y0p, ...[, red])``: a 2-d loo
 shape collapsed to ``(n0, n1)`` (for a reduction: kept rows by reduced elements).  Input ``j`` is
 read at ``x{j}p[r * a + c * b]`` in elements, where ``b`` is baked into the source when it is 1 (unit
 stride) or 0 (broadcast along the row) and passed otherwise; results are written C-contiguous, and a
-reduction writes one double per row into ``red``.  Large loops are split into chunks on the thread
-pool (the GIL is released during the call): rows, or column ranges of a single row (each range
-then gives its own partial reduction, combined in a fixed order).
+reduction writes one double per row into ``red`` (argmax/argmin: one int64).  Large loops are split
+into chunks on the thread pool (the GIL is released during the call): rows, or column ranges of a
+single row (each range then gives its own partial sum/max/min, combined in a fixed order; an
+arg-reduction's row is never split).
 
 Calls go through the kernel's second entry point ``kernel_v(const int64_t *A)`` (the same arguments
 in one vector).  Per layout of the operands (shapes, strides, dtypes: fixed for a program, so
