@@ -5,8 +5,8 @@ regressions of the write / view / rematerialisation kind (docs/jit.md: "Remateri
 The first call of a jitted function returns the eager (witness) values; the 2nd and 3rd calls run the
 compiled program, so all three are compared with eager, and so are the arguments after each call (the
 program may write into them). Comparison is bit-exact unless a value carries an error estimate: each value
-has a structural magnitude bound and an error bound vs eager (0 for correctly rounded ops; float32
-transcendentals and non-exact sums add some ulp, propagated through later ops); ops that are not
+has a structural magnitude bound and an error bound vs eager (0 for correctly rounded ops; fused
+float32/float64 transcendentals and non-exact sums add some ulp, propagated through later ops); ops that are not
 continuous (comparisons, where conditions, casts to ints, floor) are only applied to exact values.
 
 More examples locally: RT_JIT_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_jit_fuzz_writes.py
