@@ -1223,3 +1223,29 @@ def test_arg_reductions_at_chain_end(dtype, tmp_path, monkeypatch):
             same(w, g)
     srcs = [s.params["source"] for s in _kernels(jf)]
     assert sum("int64_t* restrict red" in s for s in srcs) == 4
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_scans_at_chain_end_bit_identical(dtype, tmp_path, monkeypatch):
+    """cumsum/cumprod/cummax/cummin over the last axis at a chain's end compile into one sequential
+    pass per row, as NumPy's accumulate: bit-identical (NaN, ±inf, -0.0 rows, a 200003-long 1-d row,
+    which is never split over threads)."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    nd = np.float32 if dtype is rt.float32 else np.float64
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((300, 257)).astype(nd)
+    a[3, 5] = np.nan
+    a[4, :] = -0.0
+    a[5, 7], a[6, 3] = np.inf, -np.inf
+    A, L = rt.asarray(a), rt.asarray(rng.standard_normal(200003).astype(nd))
+
+    def f(t, u):
+        return (rt.cumsum(t * 2.0, axis=1), rt.cumprod(t * 0.5 + 1.0, axis=-1), rt.cummax(t - 1.0, axis=1),
+                rt.cummin(-t, axis=1), rt.cumsum(u * 3.0, axis=0))
+    jf = rt.jit(f)
+    jf(A, L)
+    for _ in range(2):
+        for w, g in zip(f(A, L), jf(A, L)):
+            np.testing.assert_array_equal(N(g).view(np.uint8), N(w).view(np.uint8))
+    assert len(_kernels(jf)) == 5

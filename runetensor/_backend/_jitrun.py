@@ -218,10 +218,11 @@ def _plans(xs: tuple, plans: dict, make: Callable) -> Any:
 
 
 def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: list, loop: tuple,
-                red: tuple | None, fallback: Callable) -> Callable:
+                red: tuple | None, fallback: Callable, rows_only: bool = False) -> Callable:
     """A program step running ``kern`` on its operands; returns its results (the stored
     intermediates, then the reduction's result if ``red = (op, dtype, result shape, all_axes)``).
-    ``fallback(*operands)`` runs the original steps (operands of an unexpected layout)."""
+    ``fallback(*operands)`` runs the original steps (operands of an unexpected layout).
+    ``rows_only``: a row is never split over threads (a scan runs along it)."""
     dts = [np.dtype(NP_DTYPE[d]) for d in in_dts]
     odts = [np.dtype(NP_DTYPE[d]) for d in out_dts]
     n0, n1 = loop
@@ -230,6 +231,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
     plans: dict = {}
     bufs = Outputs([(shape, dt) for dt in odts])
     arg = red is not None and red[0].startswith("arg")  # argmax/argmin: one int64 per row, rows not split
+    rows_only = rows_only or arg
 
     def make(xs: tuple) -> Any:
         lay = []
@@ -244,8 +246,8 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             isz = dt.itemsize
             lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
         nthr = get_num_threads()
-        split_cols = n0 == 1 and not arg
-        if total < _PAR_MIN or nthr <= 1 or (arg and n0 == 1):
+        split_cols = n0 == 1 and not rows_only
+        if total < _PAR_MIN or nthr <= 1 or (rows_only and n0 == 1):
             rngs = [(0, n0, 0, n1)]
         elif split_cols:
             rngs = [(0, 1, a, b) for a, b in chunk_ranges(n1, max(_PAR_MIN, -(-n1 // (4 * nthr))))]

@@ -332,7 +332,7 @@ class JitBackend(Backend):
                          {"axis": axis, "keepdims": keepdims})
 
     def scan(self, op, x, axis):
-        return self._rec(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,))
+        return self._rec(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,), {"axis": axis})
 
     def sort(self, x, axis, descending):
         return self._rec("sort", lambda a: self.parent.sort(a, axis, descending), (x,))

@@ -93,7 +93,11 @@ _FEXACT = {"recip": "(({T})1 / {a})", "square": "({a} * {a})", "trunc": "trunc{f
 #: float -> bool tests
 _FTEST = {"isnan": "({a} != {a})", "isinf": "isinf({a})", "isfinite": "isfinite({a})", "signbit": "signbit({a})"}
 _REDUCE = {"reduce.sum": "sum", "reduce.max": "max", "reduce.min": "min",
-           "arg_reduce.argmax": "argmax", "arg_reduce.argmin": "argmin"}
+           "arg_reduce.argmax": "argmax", "arg_reduce.argmin": "argmin",
+           # scans over the last axis: a full-size result, sequential per row as NumPy's accumulate
+           "scan.cumsum": "cumsum", "scan.cumprod": "cumprod", "scan.cummax": "cummax", "scan.cummin": "cummin"}
+_SCAN_OP = {"cumsum": "({a} + {b})", "cumprod": "({a} * {b})", "cummax": _FBIN["maximum"],
+            "cummin": _FBIN["minimum"]}
 
 _CC_STATE: dict = {}
 _WARNED: list = []
@@ -344,6 +348,13 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     if name == "full":  # a scalar fill: a literal in the kernel, no buffer
         return _Op(s, d, []) if not s.ins and _literal(s.params.get("value"), d, "fill") is not None else None
     red = _REDUCE.get(name)
+    if red is not None and red.startswith("cum"):
+        x = ds[0]
+        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        ax = s.params.get("axis")
+        if x not in _FLOAT or d is not x or nd <= 0 or ax is None or ax % nd != nd - 1:
+            return None
+        return _Op(s, d, [x], red)
     if red is not None and red.startswith("arg"):
         # argmax/argmin over the last axis (int64 result): the first index of the extreme, or of the
         # first NaN (NumPy's rule); one scalar pass per row
@@ -648,7 +659,8 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
                 g = Group(src_shape)
             g.ops.append(op)
             g.slots.add(s.outs)
-            red_slots.add(s.outs)
+            if not op.red.startswith("cum"):
+                red_slots.add(s.outs)
             close(g)
             continue
         shape = s.aval[0] if op is not None else None
@@ -777,7 +789,10 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     for j, o in enumerate(outs):
         params.append(f"{_CTYPE[avals[o][1]]}* restrict y{j}p")
     if red is not None:
-        params.append("int64_t* restrict red" if red.red.startswith("arg") else "double* restrict red")
+        if red.red.startswith("cum"):  # the scan's result: the kernel's last output
+            params.append(f"{_CTYPE[red.dtype]}* restrict y{len(outs)}p")
+        else:
+            params.append("int64_t* restrict red" if red.red.startswith("arg") else "double* restrict red")
 
     def loads(cv: str) -> list[str]:
         res = []
@@ -807,6 +822,16 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     if red is None:
         lines.append("    for (long c = 0; c < n1; c++) {")
         lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append("    }")
+    elif red.red.startswith("cum"):
+        T = _CTYPE[red.dtype]
+        step = _SCAN_OP[red.red].format(a="acc", b="v")
+        lines.append(f"    {T} acc = 0;")
+        lines.append("    for (long c = 0; c < n1; c++) {")
+        lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append(f"      const {T} v = {racc};")
+        lines.append(f"      acc = (c == 0) ? v : {step};")
+        lines.append(f"      y{len(outs)}p[r * n1 + c] = acc;")
         lines.append("    }")
     elif red.red.startswith("arg"):
         T = _CTYPE[red.in_dtypes[0]]
@@ -1117,16 +1142,21 @@ def fuse_program(prog: Any) -> int:
             red = g.red
             rinfo = None
             res = list(outs)
-            if red is not None:
+            odts = [avals[o][1] for o in outs]
+            scan = red is not None and red.red.startswith("cum")
+            if scan:  # the scan's result is the kernel's last output, of the loop's shape
+                odts.append(red.dtype)
+                res.append(red.step.outs)
+            elif red is not None:
                 axes = red.step.params.get("axes", (-1,))
                 rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape) and "axes" in red.step.params)
                 res.append(red.step.outs)
             members = [o.step for o in g.ops]
-            run = make_runner(fn, g.shape, in_dts, pats, [avals[o][1] for o in outs], loop, rinfo,
-                              _replayer(members, ins, res, _expands_read(members, expands)))
+            run = make_runner(fn, g.shape, in_dts, pats, odts, loop, rinfo,
+                              _replayer(members, ins, res, _expands_read(members, expands)), rows_only=scan)
             built[id(g)] = Step("fused", run, tuple(ins), tuple(res),
                                 {"n_ops": len(g.ops), "source": src, "em": em, "rinfo": rinfo,
-                                 "gshape": g.shape})
+                                 "gshape": g.shape, "scan": scan})
         if failed is None:
             break
         groups = [g for g in groups if g is not failed]
@@ -1169,7 +1199,7 @@ def _rowwise(st: Step) -> int | None:
     axes, or an ``out=`` float op on one value per row), else None."""
     if st.name == "fused":
         em, rinfo = st.params.get("em"), st.params.get("rinfo")
-        if em is None or (rinfo is not None and (rinfo[3] or rinfo[0].startswith("arg"))):
+        if em is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0].startswith("arg"))):
             return None
         return em[5][0]
     return None
