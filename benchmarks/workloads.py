@@ -387,6 +387,29 @@ def _mlp_data(ctx):
     return x, onehot, (w1, b1, w2, b2)
 
 
+def _mlp_loss(rt):
+    """The mean softmax cross-entropy of the 784-256-10 relu MLP, in runetensor."""
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = rt.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        m = rt.max(z, axes=[1], keepdims=True)
+        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
+        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    return loss
+
+
+def _mlp_jax_loss(jax, jnp):
+    """The same loss in JAX."""
+    def jloss(p, x, y):
+        w1, b1, w2, b2 = p
+        h = jnp.maximum(x @ w1 + b1, 0.0)
+        z = h @ w2 + b2
+        lse = jax.nn.logsumexp(z, axis=1, keepdims=True)
+        return jnp.mean(lse - jnp.sum(z * y, axis=1, keepdims=True))
+    return jloss
+
+
 @workload("mlp_step", "forward + backward of a 784-256-10 float32 MLP (relu, softmax cross-entropy), "
                       "batch 128 (PyTorch eager; JAX: jit of grad)", target=1.2, target_kind="vs_torch")
 def _mlp_step(ctx):
@@ -396,13 +419,7 @@ def _mlp_step(ctx):
     rx, ry = rt.asarray(x), rt.asarray(onehot)
     rp = tuple(rt.asarray(p) for p in params)
 
-    def loss(p, x, y):
-        w1, b1, w2, b2 = p
-        h = rt.maximum(x @ w1 + b1, 0.0)
-        z = h @ w2 + b2
-        m = rt.max(z, axes=[1], keepdims=True)
-        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
-        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    loss = _mlp_loss(rt)
     g = rt.grad(loss)
     impls["runetensor"] = lambda: g(rp, rx, ry)
     if ctx.torch is not None:
@@ -426,12 +443,7 @@ def _mlp_step(ctx):
         jx, jy = jnp.asarray(x), jnp.asarray(onehot)
         jp = tuple(jnp.asarray(p) for p in params)
 
-        def jloss(p, x, y):
-            w1, b1, w2, b2 = p
-            h = jnp.maximum(x @ w1 + b1, 0.0)
-            z = h @ w2 + b2
-            lse = jax.nn.logsumexp(z, axis=1, keepdims=True)
-            return jnp.mean(lse - jnp.sum(z * y, axis=1, keepdims=True))
+        jloss = _mlp_jax_loss(jax, jnp)
         jg = jax.jit(jax.grad(jloss))
         impls["jax"] = _jax(ctx, lambda: jg(jp, jx, jy))
     return impls
@@ -863,13 +875,7 @@ def _mlp_jit_step(ctx):
     rx, ry = rt.asarray(x), rt.asarray(onehot)
     rp = tuple(rt.asarray(p) for p in params)
 
-    def loss(p, x, y):
-        w1, b1, w2, b2 = p
-        h = rt.maximum(x @ w1 + b1, 0.0)
-        z = h @ w2 + b2
-        m = rt.max(z, axes=[1], keepdims=True)
-        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
-        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    loss = _mlp_loss(rt)
     g = rt.jit(rt.grad(loss))
     impls: dict[str, Callable[[], Any]] = {"runetensor": lambda: g(rp, rx, ry)}
     if ctx.jnp is not None:
@@ -951,13 +957,7 @@ def _mlp_jit_train_step(ctx):
     lr = 0.1
     rx, ry = rt.asarray(x), rt.asarray(onehot)
 
-    def loss(p, x, y):
-        w1, b1, w2, b2 = p
-        h = rt.maximum(x @ w1 + b1, 0.0)
-        z = h @ w2 + b2
-        m = rt.max(z, axes=[1], keepdims=True)
-        lse = rt.log(rt.sum(rt.exp(z - m), axes=[1], keepdims=True)) + m
-        return rt.mean(lse - rt.sum(z * y, axes=[1], keepdims=True))
+    loss = _mlp_loss(rt)
 
     def step(p, x, y):
         g = rt.grad(loss)(p, x, y)
@@ -975,12 +975,7 @@ def _mlp_jit_train_step(ctx):
         jnp = ctx.jnp
         jx, jy = jnp.asarray(x), jnp.asarray(onehot)
 
-        def jloss(p, x, y):
-            w1, b1, w2, b2 = p
-            h = jnp.maximum(x @ w1 + b1, 0.0)
-            z = h @ w2 + b2
-            lse = jax.nn.logsumexp(z, axis=1, keepdims=True)
-            return jnp.mean(lse - jnp.sum(z * y, axis=1, keepdims=True))
+        jloss = _mlp_jax_loss(jax, jnp)
 
         def jstep(p, x, y):
             g = jax.grad(jloss)(p, x, y)
