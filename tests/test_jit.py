@@ -1240,3 +1240,37 @@ def test_scans_at_chain_end_bit_identical(dtype, tmp_path, monkeypatch):
         for w, g in zip(f(A, L), jf(A, L)):
             np.testing.assert_array_equal(N(g).view(np.uint8), N(w).view(np.uint8))
     assert len(_kernels(jf)) == 5
+
+
+@needs_cc
+def test_two_threads_calling_one_jitted_function(tmp_path, monkeypatch):
+    """Threads calling one compiled program at once (kernels run without the GIL) never share a
+    result buffer: each gets its own inputs' results."""
+    import threading
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+
+    def f(a, b):
+        h = rt.maximum(a @ b + 1.0, 0.0)
+        return rt.sum(h * h, [-1]), h * 2.0 - a[:, :1]
+    jf = rt.jit(f)
+    inputs = [(rt.astype(R([64, 48], 100 + i), rt.float32), rt.astype(R([48, 300], 200 + i), rt.float32))
+              for i in range(4)]
+    want = [f(*x) for x in inputs]
+    jf(*inputs[0])
+    errors: list = []
+
+    def worker(k: int) -> None:
+        try:
+            for it in range(40):
+                i = (k + it) % 4
+                got = jf(*inputs[i])
+                for w, g in zip(want[i], got):
+                    np.testing.assert_allclose(N(g), N(w), rtol=1e-5, atol=1e-5)
+        except Exception as e:  # reported in the main thread
+            errors.append(e)
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[0]
