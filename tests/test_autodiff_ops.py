@@ -265,6 +265,23 @@ def test_write_into_fresh_tensor_matches_functional(name):
     check_rule(f, x, order=2 if name in ("setitem_slice", "iadd_view", "blit") else 1)
 
 
+def test_whole_buffer_out_write_gives_old_value_no_cotangent():
+    """``out=`` into a whole fresh result (``mean`` divides its sum in place) overwrites every element:
+    the old value gets no cotangent (none is computed), while values read before the write keep
+    theirs; checked against central differences."""
+    def f(a):
+        s = rt.sum(a * a, [1])
+        return rt.mean(a * a, [1]) * rt.sum(s) + rt.mean(a, [0]) @ a[0]
+    check_rule(f, T(fixed((3, 4), 4, 0.5, 1.5)), order=2)
+
+    def g(a):
+        s = rt.sum(a * a, [1])
+        u = s * 3.0                     # reads s before the write
+        s[...] = a[:, 1] * 2.0          # a whole overwrite through a view: the view path
+        return u * s
+    check_rule(g, T(fixed((3, 4), 5, 0.5, 1.5)), order=1)
+
+
 def test_write_constant_into_fresh_buffer_keeps_old_reads():
     # a value read before a write keeps its derivative (copy-on-write of held buffers)
     def f(a):

@@ -519,7 +519,9 @@ class ReverseBackend(TraceBackend):
 
         def vjp(g):
             c_old = c_src = None
-            if old is not None:
+            # a "set" of the whole buffer (no view, no index: ``out=`` into a fresh result) leaves the
+            # old value no cotangent (it would be all zeros: a copy, a fill and adds for nothing)
+            if old is not None and not (mode != "add" and key is None and not recipe):
                 if mode == "add":
                     c_old = g
                 else:
