@@ -233,12 +233,14 @@ class Program:
     def compile(self) -> bool:
         """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
         from ._fuse import fuse_program, recycle_outputs
+        before = len(self.steps)
+        live = {v for k, v, _ in self.outs if k == "s"}
+        # constants first (whole constant subgraphs go), then fusion; what either left unused (folded
+        # operands, expands a kernel reads through) is pruned
+        self.steps = _prune(_fold_constants(self.steps, self.outs, self.avals), set(live), self.n_in)
         n = fuse_program(self)
-        folded = _fold_constants(self.steps, self.outs, self.avals)
-        # what fusion and folding left unused (expands a kernel reads through, folded operands) goes
-        folded = _prune(folded, {v for k, v, _ in self.outs if k == "s"}, self.n_in)
-        changed = len(folded) != len(self.steps)
-        self.steps = folded
+        self.steps = _prune(self.steps, set(live), self.n_in)
+        changed = len(self.steps) != before
         if recycle_outputs(self) or n or changed:
             self.kernels = n
             self._plan()
