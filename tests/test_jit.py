@@ -1288,3 +1288,40 @@ def test_two_threads_calling_one_jitted_function(tmp_path, monkeypatch):
     for t in ts:
         t.join()
     assert not errors, errors[0]
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype", [rt.float32, rt.float64])
+def test_leading_axis_reductions_at_chain_end(dtype, tmp_path, monkeypatch):
+    """sum/max/min over leading axes at a chain's end compile: one running value per kept column
+    (sum in double, rounded once: within eager's own error + 1 ulp; max/min exact, NaN propagating),
+    each chunk of rows its own partials, combined in chunk order (a 70000-row sum runs in chunks)."""
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path))
+    nd = np.float32 if dtype is rt.float32 else np.float64
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 257)).astype(nd)
+    a[3, 5] = np.nan
+    a[:, 7] = -np.inf
+    a[10, 9] = np.inf
+    b = rng.standard_normal((70000, 3)).astype(nd)
+    A, B = rt.asarray(a), rt.asarray(b)
+
+    def f(t, u):
+        return (rt.sum(t * 2.0, [0]), rt.max(t - 1.0, [0], keepdims=True), rt.min(-t, [0]),
+                rt.sum(u * u, [0]), rt.max(rt.reshape(t, [10, 30, 257]) * 1.0, [0, 1]))
+    jf = rt.jit(f)
+    with np.errstate(all="ignore"):
+        jf(A, B)
+        want, got = f(A, B), jf(A, B)
+    eps = np.finfo(nd).eps
+    for k, (w, g) in enumerate(zip(want, got)):
+        w, g = N(w), N(g)
+        assert w.shape == g.shape and w.dtype == g.dtype
+        if k in (0, 3):  # sums
+            src = (np.abs(a * 2.0) if k == 0 else b * b).sum(0)
+            fin = np.isfinite(w)
+            assert np.array_equal(w[~fin], g[~fin], equal_nan=True)
+            assert (np.abs(g[fin] - w[fin]) <= 64 * eps * src[fin]).all()
+        else:
+            np.testing.assert_array_equal(g, w)
+    assert len(_kernels(jf)) == 5

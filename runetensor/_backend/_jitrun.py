@@ -231,7 +231,10 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
     plans: dict = {}
     bufs = Outputs([(shape, dt) for dt in odts])
     arg = red is not None and red[0].startswith("arg")  # argmax/argmin: one int64 per row, rows not split
-    rows_only = rows_only or arg
+    # a reduction over leading axes: each chunk of rows fills its own row of n1 partials
+    col = red is not None and red[0].startswith("col")
+    rows_only = rows_only or arg or col
+    pdt = np.dtype(np.int64 if arg else np.float64 if not col or red[0] == "colsum" else NP_DTYPE[red[1]])
 
     def make(xs: tuple) -> Any:
         lay = []
@@ -270,10 +273,10 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
                 vals.append(0)
             if red is not None:
                 pos.append(len(vals))
-                offs.append(8 * (i if split_cols else r0))
+                offs.append(i * n1 * pdt.itemsize if col else 8 * (i if split_cols else r0))
                 vals.append(0)
             chunks.append(_Chunk(vals, tuple(pos), tuple(offs)))
-        nparts = (n0 if not split_cols else len(rngs)) if red is not None else 0
+        nparts = 0 if red is None else len(rngs) * n1 if col else len(rngs) if split_cols else n0
         return nthr, tuple(copies), chunks, nparts, split_cols
 
     def go(xs: tuple, k: Kernel, into: tuple | None) -> tuple:
@@ -291,7 +294,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             outs[into[0]] = into[1]
         outs = tuple(outs)
         if red is not None:
-            parts = np.empty(nparts, np.int64 if arg else np.float64)
+            parts = np.empty(nparts, pdt)
             arrs = (*xs, *outs, parts)
         else:
             arrs = (*xs, *outs)
@@ -304,6 +307,11 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         rop, rdt, rshape, all_axes = red
         if arg:
             return (*outs, parts.reshape(rshape))
+        if col:  # the chunks' partials combined in chunk order (sum: pairwise, in double)
+            p2 = parts.reshape(-1, n1)
+            r = np.add.reduce(p2, axis=0) if rop == "colsum" else p2.max(axis=0) if rop == "colmax" \
+                else p2.min(axis=0)  # (max/min: NaN propagates)
+            return (*outs, np.asarray(r.astype(np.dtype(NP_DTYPE[rdt])).reshape(rshape)))
         if all_axes or split_cols:
             if rop == "sum":
                 r = np.add.reduce(parts)  # pairwise over rows / column ranges, in double

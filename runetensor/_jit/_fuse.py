@@ -368,9 +368,13 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         x = ds[0]
         nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
         axes = tuple(sorted(a % nd for a in s.params["axes"])) if nd > 0 else ()
-        if x is not d or d not in _FLOAT or nd <= 0 or not axes or axes != tuple(range(nd - len(axes), nd)):
+        if x is not d or d not in _FLOAT or nd <= 0 or not axes:
             return None
-        return _Op(s, d, [x], red)
+        if axes == tuple(range(nd - len(axes), nd)):
+            return _Op(s, d, [x], red)
+        if axes == tuple(range(len(axes))):  # leading axes: one running value per kept column
+            return _Op(s, d, [x], "col" + red)
+        return None
     if kind == "binary":
         od = [x for x in ds if x != "scalar"]
         if not od or any(x is not od[0] for x in od):
@@ -723,7 +727,10 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     if red is not None:
         nd = len(shape)
         k = len(red.step.params["axes"]) if "axes" in red.step.params else 1
-        n0, n1 = math.prod(shape[:nd - k]), math.prod(shape[nd - k:])
+        if red.red.startswith("col"):  # rows: the reduced (leading) axes; columns: the kept ones
+            n0, n1 = math.prod(shape[:k]), math.prod(shape[k:])
+        else:
+            n0, n1 = math.prod(shape[:nd - k]), math.prod(shape[nd - k:])
     else:
         n1 = shape[-1] if shape else 1
         n0 = math.prod(shape[:-1]) if shape else 1
@@ -791,6 +798,8 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     if red is not None:
         if red.red.startswith("cum"):  # the scan's result: the kernel's last output
             params.append(f"{_CTYPE[red.dtype]}* restrict y{len(outs)}p")
+        elif red.red in ("colmax", "colmin"):
+            params.append(f"{_CTYPE[red.dtype]}* restrict red")
         else:
             params.append("int64_t* restrict red" if red.red.startswith("arg") else "double* restrict red")
 
@@ -822,6 +831,22 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     if red is None:
         lines.append("    for (long c = 0; c < n1; c++) {")
         lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append("    }")
+    elif red.red.startswith("col"):
+        # red[c]: this chunk's running value of column c, in double (sum) or the element type
+        # (max/min, NaN propagating); the runner combines the chunks' rows of partials
+        op = red.red[3:]
+        T = "double" if op == "sum" else _CTYPE[red.dtype]
+        lines.insert(-1, "  for (long c = 0; c < n1; c++) red[c] = "
+                     + ("0.0;" if op == "sum" else f"({T}){'-' if op == 'max' else ''}INFINITY;"))
+        lines.append("    for (long c = 0; c < n1; c++) {")
+        lines += ["      " + x for x in loads("c") + body + stores("c")]
+        lines.append(f"      const {T} v = ({T}){racc};")
+        if op == "sum":
+            lines.append("      red[c] = red[c] + v;")
+        else:
+            rel = ">" if op == "max" else "<"
+            lines.append(f"      red[c] = (red[c] != red[c] || !(v {rel} red[c] || v != v)) ? red[c] : v;")
         lines.append("    }")
     elif red.red.startswith("cum"):
         T = _CTYPE[red.dtype]
@@ -1199,7 +1224,7 @@ def _rowwise(st: Step) -> int | None:
     axes, or an ``out=`` float op on one value per row), else None."""
     if st.name == "fused":
         em, rinfo = st.params.get("em"), st.params.get("rinfo")
-        if em is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0].startswith("arg"))):
+        if em is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0][:3] in ("arg", "col"))):
             return None
         return em[5][0]
     return None
