@@ -2,12 +2,22 @@
 and in-place writes (setitem, ``+=``-style operators, rt.blit, rt.ifill, scatter), plus hand-written
 regressions of the write / view / rematerialisation kind (docs/jit.md: "Rematerialisation", "Writes").
 
-The first call of a jitted function returns the eager (witness) values; the 2nd and 3rd calls run the
-compiled program, so all three are compared with eager, and so are the arguments after each call (the
-program may write into them). Comparison is bit-exact unless a value carries an error estimate: each value
-has a structural magnitude bound and an error bound vs eager (0 for correctly rounded ops; fused
-float32/float64 transcendentals and non-exact sums add some ulp, propagated through later ops); ops that are not
-continuous (comparisons, where conditions, casts to ints, floor) are only applied to exact values.
+The first call of a jitted function returns the eager (witness) values; the later calls run the
+compiled program, so all five are compared with eager, and so are the arguments after each call (the
+program may write into them). The results of calls 2 and 3 are kept and re-checked after call 5 (recycled
+result buffers must never overwrite what the caller holds); the results of calls 1, 4 and 5 are
+overwritten by the caller (rt.ifill) right after their check (a folded constant or a buffer handed out
+twice would show in the next call). The op set covers what rt.jit fuses or folds (docs/jit.md):
+float32/float64/bfloat16 chains, recip/square/trunc/ceil/round/isnan/isinf/isfinite/logical_not,
+``x ** 2`` and ``rt.pow(x, 2.0)``, argmax/argmin (last axis or all), NaN/±inf injected by ``where``,
+constants (full/zeros/ones/arange, casts and expands of them; folded unless written or returned), and
+``v0 - 0.1 * g`` as the last value (written into argument 0's buffer when it is donated).
+
+Comparison is bit-exact unless a value carries an error estimate: each value has a structural magnitude
+bound and an error bound vs eager (0 for correctly rounded ops; fused float32/float64 transcendentals and
+non-exact sums add some ulp, propagated through later ops); ops that are not continuous (comparisons, where
+conditions, casts to ints, floor/trunc/ceil/round, logical_not, argmax/argmin, NaN/inf injection) are only
+applied to exact values.
 
 More examples locally: RT_JIT_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_jit_fuzz_writes.py
 (RT_JIT_FUZZ_MAX_OPS, RT_JIT_FUZZ_MAX_DIM: longer programs, bigger shapes; RT_JIT_FUZZ_<FAMILY>=0 below).
@@ -87,14 +97,18 @@ def _finish(t, bound, err, intval, base):
     return Meta(bound, err, intval, base)
 
 
-_UNARY = ["neg", "abs", "sqrt", "mul2", "add1", "div3", "floor", "square"]
+_UNARY = ["neg", "abs", "sqrt", "mul2", "add1", "div3", "floor", "square", "recip", "rsquare", "pow2",
+          "rpow2", "trunc", "ceil", "round", "isnan", "isinf", "isfinite", "logical_not", "special"]
+_JUMPY = ("floor", "trunc", "ceil", "round", "logical_not", "special")  # only on exact values
+# (rt.logical_not is 1 - x on numbers, a bool only from a bool: kept with the jumpy ones all the same)
 _TRANSC = ["sin", "tanh", "exp", "log", "cos"]
-_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "where", "where2"]
+_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "where", "where2", "sgd"]
 _VIEWS = ["slice1", "step2", "last_step2", "transpose", "reshape_rev", "flatten", "expand", "index0",
           "unsqueeze", "contiguous", "flip"]
 _CASTS = ["int32", "int8", "bool", "float32", "float64", "float16", "bfloat16"]
 _WRITES = ["set", "iadd", "isub_s", "imul", "imax", "blit", "ifill", "scatter"]
-_KINDS = ["unary", "transc", "binary", "reduce", "view", "cast", "write", "write", "view", "binary"]
+_KINDS = ["unary", "transc", "binary", "reduce", "view", "cast", "write", "write", "view", "binary", "const",
+          "unary"]
 
 
 def _bshape(a, b):
@@ -125,8 +139,8 @@ def _index(t, c):
 
 
 class Interp:
-    def __init__(self, ops, dtype, nout, arg_writes, inplace, view_writes):
-        self.ops, self.dtype, self.nout = ops, dtype, nout
+    def __init__(self, ops, dtype, nout, arg_writes, inplace, view_writes, sgd_tail=False):
+        self.ops, self.dtype, self.nout, self.sgd_tail = ops, dtype, nout, sgd_tail
         self.arg_writes, self.inplace, self.view_writes = arg_writes, inplace, view_writes
         self.rewrites = _REWRITES
         self.metas: list[Meta] = []
@@ -143,6 +157,11 @@ class Interp:
         self.log = []
         for op in self.ops:
             self.step(vals, metas, op)
+        if self.sgd_tail:  # w - lr * g as the last value: written into the donated argument 0 when it may be
+            j = next((k for k in range(len(vals) - 1, -1, -1)
+                      if _bshape(vals[0].shape, vals[k].shape) == tuple(vals[0].shape)
+                      and _dn(vals[k]) not in _IMAX), 0)
+            self.step(vals, metas, (_KINDS.index("binary"), 0, j, _BINARY.index("sgd"), 0))
         outs = [len(vals) - 1] + [k % len(vals) for k in self.nout]
         self.out_metas = [metas[k] for k in outs]
         self.arg_metas = [self.group(metas, i) for i in range(len(args))]
@@ -164,20 +183,39 @@ class Interp:
         exact = mx.err == 0
         if kind == "unary":
             name = _UNARY[c % len(_UNARY)]
-            if name == "floor" and not exact:
+            if name in _JUMPY and not exact:
                 name = "neg"
-            if name == "square" and mx.bound ** 2 > _BIG:
+            if name in ("square", "rsquare", "pow2", "rpow2") and mx.bound ** 2 > _BIG:
                 name = "abs"
-            if name in ("floor", "sqrt", "div3") and _dn(x) in _IMAX:
+            if name in ("floor", "sqrt", "div3", "recip", "trunc", "ceil", "round", "rpow2", "special",
+                        "rsquare") and _dn(x) in _IMAX:
                 name = "mul2"
+            if name == "pow2" and _dn(x) == "bool":
+                name = "mul2"
+            if name in ("isnan", "isinf", "isfinite", "logical_not") and _dn(x) == "bool":
+                name = "logical_not" if exact else "neg"
+            if name == "neg" and _dn(x) == "bool":
+                name = "abs"
+            sv = [math.nan, math.inf, -math.inf, math.nan][d % 4]  # special: NaN/inf where x > threshold
             r = {"neg": lambda: -x, "abs": lambda: rt.abs(x), "sqrt": lambda: rt.sqrt(rt.abs(x)),
                  "mul2": lambda: x * 2, "add1": lambda: x + 1, "div3": lambda: x / 3,
-                 "floor": lambda: rt.floor(x), "square": lambda: x * x}[name]()
+                 "floor": lambda: rt.floor(x), "square": lambda: x * x, "rsquare": lambda: rt.square(x),
+                 "recip": lambda: rt.recip(rt.abs(x) + 1), "pow2": lambda: x ** 2,
+                 "rpow2": lambda: rt.pow(x, 2.0), "trunc": lambda: rt.trunc(x), "ceil": lambda: rt.ceil(x),
+                 "round": lambda: rt.round(x), "isnan": lambda: rt.isnan(x), "isinf": lambda: rt.isinf(x),
+                 "isfinite": lambda: rt.isfinite(x), "logical_not": lambda: rt.logical_not(x),
+                 "special": lambda: rt.where(x > (b % 5) - 2, sv, x)}[name]()
+            sq = mx.bound ** 2
             bound = {"sqrt": math.sqrt(mx.bound), "mul2": 2 * mx.bound, "add1": mx.bound + 1,
-                     "div3": mx.bound / 3, "floor": mx.bound + 1, "square": mx.bound ** 2}.get(name, mx.bound)
-            err = {"sqrt": math.sqrt(mx.err), "mul2": 2 * mx.err, "div3": mx.err / 3,
-                   "square": 2 * mx.err * mx.bound + mx.err ** 2}.get(name, mx.err)
-            intval = mx.intval and name not in ("sqrt", "div3")
+                     "div3": mx.bound / 3, "floor": mx.bound + 1, "square": sq, "rsquare": sq, "pow2": sq,
+                     "rpow2": sq, "recip": 1.0, "trunc": mx.bound + 1, "ceil": mx.bound + 1,
+                     "round": mx.bound + 1, "isnan": 1.0, "isinf": 1.0, "isfinite": 1.0,
+                     "logical_not": 1.0 if _dn(x) == "bool" else mx.bound + 1}.get(name, mx.bound)
+            esq = 2 * mx.err * mx.bound + mx.err ** 2
+            err = {"sqrt": math.sqrt(mx.err), "mul2": 2 * mx.err, "div3": mx.err / 3, "square": esq,
+                   "rsquare": esq, "pow2": esq, "rpow2": esq, "isnan": 0.0, "isinf": 0.0,
+                   "isfinite": 0.0}.get(name, mx.err)  # values are finite unless exact ("special")
+            intval = mx.intval and name not in ("sqrt", "div3", "recip")
             self.log.append(f"v{len(vals)} = {name}(v{i})")
             vals.append(r)
             metas.append(_finish(r, bound, err, intval, self.fresh()))
@@ -204,25 +242,36 @@ class Interp:
             name = _BINARY[c % len(_BINARY)]
             if name.startswith("where") and not (exact and my.err == 0):
                 name = "add"
+            if name == "sgd" and (_dn(x) in _IMAX or _dn(y) in _IMAX):
+                name = "sub"
             if name == "mul" and mx.bound * my.bound > _BIG:
                 name = "maximum"
             r = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
                  "div": lambda: x / (rt.abs(y) + 1), "maximum": lambda: rt.maximum(x, y),
                  "minimum": lambda: rt.minimum(x, y), "where": lambda: rt.where(x > y, x, y),
-                 "where2": lambda: rt.where(x > 0, y, x * 2)}[name]()
+                 "where2": lambda: rt.where(x > 0, y, x * 2), "sgd": lambda: x - 0.1 * y}[name]()
             bx, by, ex, ey = mx.bound, my.bound, mx.err, my.err
             bound, err = {"add": (bx + by, ex + ey), "sub": (bx + by, ex + ey),
                           "mul": (bx * by, ex * by + ey * bx + ex * ey), "div": (bx, ex + bx * ey),
                           "maximum": (max(bx, by), max(ex, ey)), "minimum": (max(bx, by), max(ex, ey)),
-                          "where": (max(bx, by), 0.0), "where2": (max(2 * bx, by), 0.0)}[name]
-            intval = mx.intval and my.intval and name != "div"
+                          "where": (max(bx, by), 0.0), "where2": (max(2 * bx, by), 0.0),
+                          "sgd": (bx + by, ex + ey)}[name]
+            intval = mx.intval and my.intval and name not in ("div", "sgd")
             self.log.append(f"v{len(vals)} = {name}(v{i}, v{j})")
             vals.append(r)
             metas.append(_finish(r, bound, err, intval, self.fresh()))
         elif kind == "reduce":
-            name = ["sum", "max", "min"][c % 3]
+            name = ["sum", "max", "min", "argmax", "argmin"][c % 5]
             keep = bool(d % 2)
-            axes = None if (b % 3 == 0 or not x.shape) else [len(x.shape) - 1]
+            axes = None if (b % 3 == 0 or not x.shape) else [len(x.shape) - 1] if b % 3 == 1 else [0]
+            if name.startswith("arg") and (not exact or _dn(x) == "bool"):  # an index jumps: exact values only
+                name = name[3:]
+            if name.startswith("arg"):
+                r = getattr(rt, name)(x, -1 if axes else None, keepdims=keep)
+                self.log.append(f"v{len(vals)} = {name}(v{i}, {-1 if axes else None}, keepdims={keep})")
+                vals.append(r)
+                metas.append(Meta(max(1, rt.size(x)), 0.0, True, self.fresh()))
+                return
             r = getattr(rt, name)(x, axes, keepdims=keep)
             n = max(1, rt.size(x) // max(1, rt.size(r)))
             bound, err, dn = mx.bound, mx.err, _dn(x)
@@ -234,6 +283,25 @@ class Interp:
             self.log.append(f"v{len(vals)} = {name}(v{i}, {axes}, keepdims={keep})")
             vals.append(r)
             metas.append(_finish(r, bound, err, mx.intval, self.fresh()))
+        elif kind == "const":  # constants (folded at build time unless written into or returned)
+            shp = tuple(x.shape)
+            name = ["full", "zeros", "ones", "arange", "arange_f", "full_expand", "full_cast", "arange_expand"][c % 8]
+            dt, v = self.dtype, float((b % 7) - 3) / 2
+            size = max(1, int(np.prod(shp)))
+            if name in ("full_expand", "arange_expand") and len(shp) < 2:  # broadcast_to(t, t.shape): read-only
+                name = "full"
+            r = {"full": lambda: rt.full(dt, shp, v), "zeros": lambda: rt.zeros(dt, shp),
+                 "ones": lambda: rt.ones(dt, shp),
+                 "arange": lambda: rt.reshape(rt.arange(rt.int32, 0, size, 1), shp),
+                 "arange_f": lambda: rt.reshape(rt.astype(rt.arange(rt.int64, -size, size, 2), dt), shp),
+                 "full_expand": lambda: rt.broadcast_to(rt.full(dt, [1] * (len(shp) - 1) + [shp[-1]], v), shp),
+                 "full_cast": lambda: rt.astype(rt.full(rt.float64, shp, v * 3), dt) * 2,
+                 "arange_expand": lambda: rt.broadcast_to(
+                     rt.reshape(rt.astype(rt.arange(rt.int32, 0, shp[-1], 1), dt), [shp[-1]]), shp) + 1,
+                 }[name]()
+            self.log.append(f"v{len(vals)} = {name}(shape={shp}, v={v})")
+            vals.append(r)
+            metas.append(Meta(max(2 * size + 1, 8.0), 0.0, True, self.fresh()))
         elif kind == "view":
             name = _VIEWS[c % len(_VIEWS)]
             shp = tuple(x.shape)
@@ -388,20 +456,32 @@ _VIEW_WRITES = os.environ.get("RT_JIT_FUZZ_VIEW_WRITES", "1") == "1"
 _REWRITES = os.environ.get("RT_JIT_FUZZ_REWRITES", "1") == "1"
 
 
+def _snap(t):
+    return np.array(N(t), copy=True)
+
+
 def run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout, arg_writes=_ARG_WRITES,
-                inplace=_INPLACE, view_writes=_VIEW_WRITES):
+                inplace=_INPLACE, view_writes=_VIEW_WRITES, sgd_tail=False, ncalls=5):
+    """eager vs jit over ``ncalls`` calls: every call's outputs and arguments after it are compared with eager;
+    the outputs of calls 2 and 3 are kept (recycled result buffers must not overwrite them) and re-checked
+    after the last call; the outputs of the other calls are overwritten by the caller (rt.ifill) before the
+    next call (a folded constant or recycled buffer returned twice would show)."""
     m, n = dims
     sh = {"mn": (m, n), "n": (n,), "m1": (m, 1), "1n": (1, n), "": ()}
     in_shapes = [(m, n)] + [sh[s] for s in shapes[:nin - 1]]
-    raw = [_input(s, dtype, seed + k, intval) for k, s in enumerate(in_shapes)]
-    interp = Interp(ops, getattr(rt, dtype), nout, arg_writes, inplace, view_writes)
+    raw = [_input(s, "float32" if dtype == "bfloat16" else dtype, seed + k, intval)
+           for k, s in enumerate(in_shapes)]
+    interp = Interp(ops, getattr(rt, dtype), nout, arg_writes, inplace, view_writes, sgd_tail)
     interp.in_metas = [Meta(np.abs(a).max(initial=0) + 1 if intval else 20.0, 0, intval, k)
                        for k, a in enumerate(raw)]
 
+    def arr(a):  # bfloat16: made from float32 (NumPy has no bfloat16)
+        return rt.astype(rt.asarray(a), rt.bfloat16) if dtype == "bfloat16" else rt.asarray(a.copy())
+
     def make_args():
-        args = [rt.asarray(a.copy()) for a in raw]
+        args = [arr(a) for a in raw]
         if view0:  # a strided view of a bigger buffer: a non-contiguous argument (writes land in big)
-            big = rt.asarray(np.concatenate([raw[0], raw[0]], axis=1))
+            big = arr(np.concatenate([raw[0], raw[0]], axis=1))
             args[0] = big[:, ::2]
         return args
 
@@ -414,16 +494,29 @@ def run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout
             raise AssertionError from e  # unreachable
         want_metas, arg_metas, log = interp.out_metas, interp.arg_metas, list(interp.log)
         jf = rt.jit(interp, donate_argnums=(0,) if donate else ())
-        for call in range(3):
+        prog = "\n".join(log)
+        kept = []
+        for call in range(ncalls):
             args = make_args()
             got = jf(*args)
-            prog = "\n".join(log)
             for k, (w, g, mm) in enumerate(zip(want, got, want_metas)):
                 _close(w, g, mm, f"call {call + 1}, output {k}, program:\n{prog}")
             for k, (w, g, mm) in enumerate(zip(want_args, args, arg_metas)):
                 if donate and k == 0:
                     continue  # a donated argument's contents are undefined after the call
                 _close(w, g, mm, f"call {call + 1}, argument {k} after the call, program:\n{prog}")
+            if call in (1, 2):
+                kept.append((call, got, [_snap(g) for g in got]))
+            else:  # the caller overwrites what it got: the next call must not see it
+                for g in got:
+                    if _writable(g) and N(g).flags.writeable:
+                        rt.ifill(g, True if _dn(g) == "bool" else 77)
+            del got, args
+        for call, got, snaps in kept:
+            for k, (g, sn) in enumerate(zip(got, snaps)):
+                np.testing.assert_array_equal(
+                    N(g), sn, err_msg=f"output {k} of call {call + 1}, kept by the caller, changed by "
+                                      f"calls up to {ncalls}; program:\n{prog}")
     return jf
 
 
@@ -432,14 +525,14 @@ _FUZZ_SETTINGS = {"max_examples": _N_EXAMPLES} if _N_EXAMPLES else {}
 
 
 @hyp.settings(deadline=None, suppress_health_check=list(hyp.HealthCheck), **_FUZZ_SETTINGS)
-@hyp.given(ops=_OPS, dtype=st.sampled_from(["float32", "float64"]),
+@hyp.given(ops=_OPS, dtype=st.sampled_from(["float32", "float64", "float32", "bfloat16"]),
            shapes=st.lists(st.sampled_from(_SHAPES), min_size=2, max_size=2),
            dims=st.tuples(st.integers(1, _MAX_DIM), st.integers(1, _MAX_DIM)), nin=st.integers(2, 3),
            seed=st.integers(0, 1000), intval=st.booleans(), view0=st.booleans(), donate=st.booleans(),
-           nout=st.lists(st.integers(0, 63), min_size=0, max_size=2))
+           nout=st.lists(st.integers(0, 63), min_size=0, max_size=2), sgd_tail=st.booleans())
 def test_random_programs_with_writes_and_views(ops, dtype, shapes, dims, nin, seed, intval, view0, donate,
-                                               nout):
-    run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout)
+                                               nout, sgd_tail):
+    run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout, sgd_tail=sgd_tail)
 
 
 # ---------------------------------------------------------------------------- hand-written regressions
@@ -674,3 +767,81 @@ def test_second_write_into_a_written_buffer_then_remat(cache, make):
         y[...] = a        # without the first write (y[0] = 7.) this is right
         return z * 3      # addmul: eager [[48, 48]]; jit gave [[15, 21]], (a + 1) * 2 * 3
     check3(f, _f32([[1.5, 2.5]]), rtol=None if make == "addmul" else 1e-5)
+
+
+# ---- the features of 1188ee0 / 1ac162f / afc5ad6 / fb9cc7b / dcb5917 the fuzzer exercises (argmax/argmin at
+# a chain's end, constants folded or fresh, recycled result buffers, bfloat16 kernels), on hand-picked values
+
+def _keep_and_mutate(f, make_args, ncalls=5, **kw):
+    """check3 over ``ncalls`` calls; the results of calls 2 and 3 are kept and re-checked at the end, the
+    others overwritten by the caller right after their check."""
+    want = [_snap(w) for w in rt.tree_leaves(f(*make_args()))]
+    jf = rt.jit(f, **kw)
+    kept = []
+    for call in range(ncalls):
+        got = rt.tree_leaves(jf(*make_args()))
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(N(g), w, err_msg=f"call {call + 1}")
+            assert N(g).dtype == w.dtype
+        if call in (1, 2):
+            kept.append(got)
+        else:
+            for g in got:
+                if _writable(g) and N(g).flags.writeable:
+                    rt.ifill(g, True if _dn(g) == "bool" else 77)
+        del got
+    for got in kept:
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(N(g), w)
+
+
+_SPECIAL = [[1.0, 3.0, 3.0, -2.0], [math.nan, 5.0, math.nan, 5.0], [-0.0, 0.0, -1.0, -1.0],
+            [math.inf, 2.0, math.inf, -math.inf]]
+
+
+def test_arg_reductions_at_a_chain_end_ties_and_nans(cache):
+    def f(x):
+        return (rt.argmax(x * 2 + 1, -1), rt.argmin(rt.floor(x * 0.5), -1, keepdims=True),
+                rt.argmax(rt.transpose(x) + 1, -1), rt.max(x + 1, [1]))
+    _keep_and_mutate(f, lambda: [rt.asarray(np.array(_SPECIAL, np.float32))])
+
+
+def test_constants_returned_written_and_mutated_by_the_caller(cache):
+    def f(x):
+        c = rt.zeros(rt.float32, [4])
+        c[1] = 2.0                                              # written: a fresh buffer per call
+        k = rt.full(rt.float32, [4, 4], 2.0)
+        y = x * k                                               # read before the write below
+        k += 1.0
+        e = rt.broadcast_to(rt.astype(rt.arange(rt.int32, 0, 4, 1), rt.float32), [4, 4])
+        return (x * c, c, y, k * 1, x + e, rt.full(rt.float32, [2, 3], 1.5),
+                rt.reshape(rt.arange(rt.int32, 0, 6, 1), [2, 3]), rt.transpose(rt.ones(rt.float64, [2, 3])))
+    _keep_and_mutate(f, lambda: [rt.asarray(np.arange(16, dtype=np.float32).reshape(4, 4) - 5)])
+
+
+def test_bfloat16_chain_and_new_unary_ops(cache):
+    b = np.array([[1.5, 2.5, -3.0, 0.1], [0.25, -1.0, 4.0, 1e-3]], np.float32)
+
+    def f(x, y):
+        return (x * y + x / (rt.abs(y) + 1) - rt.round(x * 3) + rt.ceil(x * 3) + rt.trunc(y * 5),
+                rt.where(x > y, x ** 2, rt.recip(x * y)) + rt.square(x + y) - rt.pow(x - y, 2.0),
+                rt.logical_not(rt.floor(x) * 1), rt.isnan(x / (y * 0)))
+    _keep_and_mutate(f, lambda: [rt.astype(rt.asarray(b), rt.bfloat16), rt.astype(rt.asarray(b[::-1].copy()),
+                                                                                  rt.bfloat16)])
+
+
+def test_sgd_writes_into_the_donated_argument(cache):
+    w0 = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    g0 = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+
+    def sgd(w, g):
+        return w - 0.1 * g
+    want = N(sgd(rt.asarray(w0.copy()), rt.asarray(g0)))
+    jf = rt.jit(sgd, donate_argnums=0)
+    shared = []
+    for _ in range(4):
+        w = rt.asarray(w0.copy())
+        r = jf(w, rt.asarray(g0))
+        np.testing.assert_array_equal(N(r), want)
+        shared.append(np.shares_memory(N(r), N(w)))
+    assert shared[1:] == [True] * 3
