@@ -1325,3 +1325,27 @@ def test_leading_axis_reductions_at_chain_end(dtype, tmp_path, monkeypatch):
         else:
             np.testing.assert_array_equal(g, w)
     assert len(_kernels(jf)) == 5
+
+
+@needs_cc
+def test_avx512_compile_failure_falls_back_to_avx2(tmp_path, monkeypatch):
+    """Where compiling for AVX-512 fails (a compiler or libmvec without it), kernels are compiled for
+    AVX2 from then on: results as eager's, no warning."""
+    import shutil
+    import warnings
+    cc = shutil.which("cc")
+    fake = tmp_path / "cc-no-avx512"
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *-mavx512f*) exit 1;; esac\nexec {cc} "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_fuse, "_CC_STATE", {"avx2": _fuse._avx2(), "avx512": _fuse._avx2()})
+    f = lambda a, b: a * b + rt.sin(a)  # noqa: E731
+    a, b = rt.astype(R([300], 1), rt.float32), rt.astype(R([300], 2), rt.float32)
+    jf = rt.jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jf(a, b)
+        got = jf(a, b)
+    np.testing.assert_allclose(N(got), N(f(a, b)), rtol=1e-6, atol=1e-7)
+    assert len(_kernels(jf)) == 1 and _fuse._CC_STATE["avx512"] is False
