@@ -116,6 +116,23 @@ class Outputs:
         return res
 
 
+def _copied(xs: tuple, copies: tuple) -> tuple:
+    """``xs`` with operand ``j`` replaced by a C-contiguous copy broadcast to ``shape``, for each
+    ``(j, shape)`` of ``copies`` (operands whose strides do not collapse to the kernel's 2-d loop)."""
+    xl = list(xs)
+    for j, shape in copies:
+        xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
+    return tuple(xl)
+
+
+def _run_chunks(k: Kernel, chunks: list, arrs: tuple) -> None:
+    """Kernel ``k`` on each chunk: one in this thread, several on the thread pool."""
+    if len(chunks) == 1:
+        _invoke(k, chunks[0], arrs)
+    else:
+        parallel_for(lambda i: _invoke(k, chunks[i], arrs), len(chunks))
+
+
 def make_matmul(fallback: Callable, shape: tuple, dtype: Any) -> Callable:
     """A ``matmul`` step of a float32/float64 result of ``shape`` writing into its recycled buffer
     (``np.matmul(out=)``: the same BLAS call as without ``out``); ``fallback(a, b)`` otherwise."""
@@ -170,6 +187,13 @@ def c_layout_as2d_strides(ishape: tuple, isz: int, shape: tuple, n0: int, n1: in
         bst = tuple(x * isz for x in strides)
     fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(ishape), bst, writeable=False)
     return as2d_strides(fake, shape, n0, n1)
+
+
+def round_to(f: float, dtype: Any) -> float:
+    """Python float ``f`` rounded to ``dtype`` as NumPy converts it (nearest even; NaN keeps its sign),
+    back as a Python float: the value a fused kernel's literal must have."""
+    with np.errstate(all="ignore"):
+        return float(np.asarray(f, np.float64).astype(NP_DTYPE[dtype]))
 
 
 def can_donate(h: Any, others: list, consts: list) -> bool:
@@ -245,7 +269,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
                 return False
             v, copied = r
             if copied:
-                copies.append(j)
+                copies.append((j, shape))
             isz = dt.itemsize
             lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
         nthr = get_num_threads()
@@ -285,10 +309,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             return fallback(*xs)
         _, copies, chunks, nparts, split_cols = ent
         if copies:
-            xl = list(xs)
-            for j in copies:
-                xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
-            xs = tuple(xl)
+            xs = _copied(xs, copies)
         outs = bufs.take()
         if into is not None:
             outs[into[0]] = into[1]
@@ -298,10 +319,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             arrs = (*xs, *outs, parts)
         else:
             arrs = (*xs, *outs)
-        if len(chunks) == 1:
-            _invoke(k, chunks[0], arrs)
-        else:
-            parallel_for(lambda i: _invoke(k, chunks[i], arrs), len(chunks))
+        _run_chunks(k, chunks, arrs)
         if red is None:
             return outs
         rop, rdt, rshape, all_axes = red
@@ -390,16 +408,10 @@ def make_row_runner(kern: Kernel, n_rows: int, ext: list, bufs: list, out_bufs: 
             return fallback(*xs)
         _, copies, chunks = ent
         if copies:
-            xl = list(xs)
-            for j, shape in copies:
-                xl[j] = np.ascontiguousarray(np.broadcast_to(xs[j], shape))
-            xs = tuple(xl)
+            xs = _copied(xs, copies)
         outs = obufs.take()
         arrs = (*xs, *outs)
-        if len(chunks) == 1:
-            _invoke(kern, chunks[0], arrs)
-        else:
-            parallel_for(lambda i: _invoke(kern, chunks[i], arrs), len(chunks))
+        _run_chunks(kern, chunks, arrs)
         return tuple(outs[i] for i in out_bufs)
 
     return run

@@ -23,6 +23,15 @@ _SCALARS = (int, float, complex, bool, str, type(None))
 
 #: steps that write (kept by dead-code elimination, never fused)
 WRITES = frozenset({"assign", "scatter", "guard", "out"})
+#: steps whose result is a fresh buffer, never a view of an operand (anything else may alias it)
+_FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
+                    "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
+_FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.")
+
+
+def fresh(s: "Step") -> bool:
+    """Whether step ``s``'s result is a buffer of its own (elementwise ops, reductions, copies...)."""
+    return s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith(_FRESH_PREFIX)
 
 
 class Var:

@@ -29,7 +29,7 @@ from typing import Any
 
 from .. import _dtypes as D
 from .._creation import int_range
-from ._backend import WRITES, Step
+from ._backend import WRITES, Step, fresh
 
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
 _CTYPE = {D.float32: "float", D.float64: "double", D.int8: "int8_t", D.int16: "int16_t", D.int32: "int32_t",
@@ -175,22 +175,17 @@ def _half_literal(v: Any, d: Any, use: str) -> str | None:
     arithmetic operand (``use == "op"``) is float32(v), unrounded, while a fill (``"fill"``: float32,
     then bfloat16, as eager's full) or a where operand (``"where"``: only when float32 holds v
     exactly, so that no double rounding can differ) is rounded to bfloat16."""
-    import numpy as np
+    from .._backend._jitrun import round_to
     if isinstance(v, int) and abs(v) > 1 << 24:
         return None
     f = float(v)
-    with np.errstate(all="ignore"):
-        if d is D.float16:
-            h = float(np.float16(f))
-        else:
-            x32 = np.float32(f)
-            if use == "where" and f == f and float(x32) != f:
-                return None
-            if use == "op":
-                h = float(x32)
-            else:
-                import ml_dtypes
-                h = float(np.asarray(x32).astype(ml_dtypes.bfloat16))
+    if d is D.float16:
+        h = round_to(f, D.float16)
+    else:
+        x32 = round_to(f, D.float32)
+        if use == "where" and f == f and x32 != f:
+            return None
+        h = x32 if use == "op" else round_to(x32, D.bfloat16)
     if h != h:
         return "(-(float)NAN)" if math.copysign(1.0, h) < 0 else "((float)NAN)"
     if h in (float("inf"), float("-inf")):
@@ -578,9 +573,6 @@ class Group:
         return n >= 2 or (n == 1 and (self.ops[0].step.name in TRANSCENDENTAL or (ROW_CHAINS and self.row_feed)))
 
 
-#: steps whose result is a fresh buffer (not a view of an operand)
-_FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
-                    "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted"})
 #: at most this many steps are recomputed in a later group instead of storing their result
 REMAT_MAX = 8
 
@@ -661,9 +653,9 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
                 writes.append(base.get(dst[1], "in") if dst[0] == "s" else "in")
             continue
         if type(s.outs) is int:
-            fresh = s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith("reduce.")
+            is_fresh = fresh(s)
             first = next((v for k, v in s.ins if k == "s"), None)
-            base[s.outs] = s.outs if fresh else base.get(first, "in") if first is not None else "in"
+            base[s.outs] = s.outs if is_fresh else base.get(first, "in") if first is not None else "in"
         elif isinstance(s.outs, tuple):
             for o in s.outs:
                 if type(o) is int:

@@ -16,18 +16,10 @@ from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
 from .._tensor import wrap
-from ._backend import WRITES, JitBackend, Step
+from ._backend import WRITES, JitBackend, Step, fresh as _fresh
 
-#: steps whose result is a fresh buffer, never a view of an operand (anything else may alias it)
-_FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
-                    "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
-_FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.")
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
 _OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})
-
-
-def _fresh(s: Step) -> bool:
-    return s.name in _FRESH or s.params.get("kind") in ("unary", "binary") or s.name.startswith(_FRESH_PREFIX)
 
 
 def _out_slots(s: Step) -> list:
