@@ -469,17 +469,27 @@ def _half_expr(op: _Op, a: list) -> str:
             c = (">" if rule else ">=") if name == "maximum" else ("<" if rule else "<=")
             return f"{R}((({a[0]} != {a[0]}) || ({a[0]} {c} {a[1]})) ? {a[0]} : {a[1]})"
         return f"{R}2({a[0]}, {a[1]}, {_FBIN[name].format(a=a[0], b=a[1])}, {rule})"
+    e = _unary_exact(name, a[0], D.float32)
+    # tests, neg and abs round nothing (a NaN's payload is kept, as eager's sign-bit operations keep it)
+    return e if name in _FTEST or name in ("logical_not", "neg", "abs") else f"{R}({e})"
+
+
+def _unary_exact(name: str, a: str, x: Any) -> str:
+    """C expression of an exact unary op (``_FTEST``, logical_not, neg, abs, sqrt, ``_FEXACT``) of
+    operand ``a``, computed in float type ``x``."""
+    f = "f" if x is D.float32 else ""
     if name in _FTEST:
-        return f"((uint8_t)({_FTEST[name].format(a=a[0])} != 0))"
+        return f"((uint8_t)({_FTEST[name].format(a=a)} != 0))"
     if name == "logical_not":
-        return f"((uint8_t)({a[0]} == 0))"
+        return f"((uint8_t)({a} == 0))"
     if name == "neg":
-        return f"(-{a[0]})"
+        return f"(-{a})"
     if name == "abs":
-        return f"fabsf({a[0]})"
+        return f"fabs{f}({a})"
     if name == "sqrt":
-        return f"{R}(sqrtf({a[0]}))"
-    return f"{R}({_FEXACT[name].format(a=a[0], T='float', f='f', h='0x1.fffffep-2f')})"
+        return f"sqrt{f}({a})"
+    h = "0x1.fffffep-2f" if x is D.float32 else "0x1.fffffffffffffp-2"
+    return _FEXACT[name].format(a=a, T=_CTYPE[x], f=f, h=h)
 
 
 def _expr(op: _Op, a: list) -> str:
@@ -524,21 +534,10 @@ def _expr(op: _Op, a: list) -> str:
         U = _UT[x]
         return f"(({T})(({U}){a[0]} {_IBIN[name]} ({U}){a[1]}))"
     # unary
-    if name in _FTEST:
-        return f"((uint8_t)({_FTEST[name].format(a=a[0])} != 0))"
-    if name == "logical_not":
-        return f"((uint8_t)({a[0]} == 0))"
-    if name in _FEXACT:
-        h = "0x1.fffffep-2f" if d is D.float32 else "0x1.fffffffffffffp-2"
-        return _FEXACT[name].format(a=a[0], T=T, f="f" if d is D.float32 else "", h=h)
     if d in _INT:  # neg: wraps (NumPy's -INT_MIN == INT_MIN)
         return f"(({T})(0u - ({_UT[d]}){a[0]}))"
-    if name == "neg":
-        return f"(-{a[0]})"
-    if name == "abs":
-        return f"fabs{'f' if d is D.float32 else ''}({a[0]})"
-    if name == "sqrt":
-        return f"sqrt{'f' if d is D.float32 else ''}({a[0]})"
+    if name not in TRANSCENDENTAL:
+        return _unary_exact(name, a[0], op.in_dtypes[0])
     if d is D.float32 and name in F32_LIBM:
         return f"{name}f({a[0]})"
     if d is D.float32:
