@@ -199,7 +199,7 @@ class Program:
                 self.donations.append((d, i, None, None))
                 break
         if self.donations:
-            self.consts = [v for s in self.steps for k, v in s.ins if k == "c" and hasattr(v, "shape")]
+            self.consts = [v for v in self.env0[self.nslots:] if hasattr(v, "shape")]
 
     def _fused_donation(self, s: Step, d: int, av: tuple, alias: set, out_slots: set, taken: set) -> tuple | None:
         """``(result index, kernel)`` for a compiled step that may write a result into donated input
