@@ -229,6 +229,24 @@ def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> tup
     return v, copied
 
 
+def _layouts(xs: tuple, specs: list) -> tuple | None:
+    """Per operand ``(item size, row stride, column stride)`` (strides in items) as the kernel reads
+    it, given ``specs[j] = (loop shape, n0, n1, dtype, pattern)``, and the ``(j, shape)`` of the
+    operands to copy first (see ``_copied``); None when an operand cannot be read (the fallback)."""
+    lay = []
+    copies = []
+    for j, (x, (shape, n0, n1, dt, p)) in enumerate(zip(xs, specs)):
+        r = _as2d(x, shape, n0, n1, dt, p)
+        if r is None:
+            return None
+        v, copied = r
+        if copied:
+            copies.append((j, shape))
+        isz = dt.itemsize
+        lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
+    return lay, tuple(copies)
+
+
 def _plans(xs: tuple, plans: dict, make: Callable) -> Any:
     """The cached plan of operands ``xs`` (made by ``make(xs)`` on a new layout), or False."""
     try:
@@ -260,18 +278,13 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
     rows_only = rows_only or arg or col
     pdt = np.dtype(np.int64 if arg else np.float64 if not col or red[0] == "colsum" else NP_DTYPE[red[1]])
 
+    specs = [(shape, n0, n1, dt, p) for dt, p in zip(dts, pats)]
+
     def make(xs: tuple) -> Any:
-        lay = []
-        copies = []
-        for j, (x, dt, p) in enumerate(zip(xs, dts, pats)):
-            r = _as2d(x, shape, n0, n1, dt, p)
-            if r is None:
-                return False
-            v, copied = r
-            if copied:
-                copies.append((j, shape))
-            isz = dt.itemsize
-            lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
+        r = _layouts(xs, specs)
+        if r is None:
+            return False
+        lay, copies = r
         nthr = get_num_threads()
         split_cols = n0 == 1 and not rows_only
         if total < _PAR_MIN or nthr <= 1 or (rows_only and n0 == 1):
@@ -370,17 +383,10 @@ def make_row_runner(kern: Kernel, n_rows: int, ext: list, bufs: list, out_bufs: 
     obufs = Outputs(bd)
 
     def make(xs: tuple) -> Any:
-        lay = []
-        copies = []
-        for j, (x, (shape, n0, n1, dt, p)) in enumerate(zip(xs, info)):
-            r = _as2d(x, shape, n0, n1, dt, p)
-            if r is None:
-                return False
-            v, copied = r
-            if copied:
-                copies.append((j, shape))
-            isz = dt.itemsize
-            lay.append((isz, v.strides[0] // isz, v.strides[1] // isz))
+        r = _layouts(xs, info)
+        if r is None:
+            return False
+        lay, copies = r
         nthr = get_num_threads()
         if work < _PAR_MIN or nthr <= 1:
             rngs = [(0, n_rows)]
