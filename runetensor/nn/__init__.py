@@ -8,13 +8,16 @@ returned, randomness takes a key from :mod:`runetensor.random`), is differentiab
 * ``_layers``: linear, embedding, layer_norm, batch_norm, dropout, attention;
 * ``_losses``: mse, mae, huber, sigmoid_bce, softmax_cross_entropy, kl_div;
 * ``_init``: glorot/he/lecun initialisers;
-* ``_conv``: convolutions and pooling.
+* ``_conv``: convolutions and pooling;
+* ``_functional_extra``: rms_norm, group_norm, multi_head_attention, 3-d pooling;
+* ``_module``: ``Module``, the base class whose instances are pytrees, and ``static_field``;
+* ``_modules``: layers as modules (``Linear``, ``Conv2d``, ``MultiheadAttention``, ...).
 """
 from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = ("_activations", "_layers", "_losses", "_init", "_conv")
+_SUBMODULES = ("_activations", "_layers", "_losses", "_init", "_conv", "_functional_extra", "_module", "_modules")
 
 __all__: list[str] = []
 for _name in _SUBMODULES:
