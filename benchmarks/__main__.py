@@ -19,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="libraries to compare besides runetensor and numpy (default: torch jax when importable)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="runetensor's thread count (rt.set_num_threads; default: the machine's cores)")
+    p.add_argument("--same-process", action="store_true",
+                   help="measure PyTorch and JAX in this process too (default: each in a process of its own, so "
+                        "that no library's threads disturb another's); shows what a user who imports them all gets")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     args = p.parse_args(argv)
@@ -40,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if meta.get("warning"):
         print(f"# warning: {meta['warning']}", file=sys.stderr)
     results = run_workloads(names, quick=args.quick, repeats=args.repeats, frameworks=meta["frameworks"],
-                            progress=lambda s: print(s, file=sys.stderr, flush=True))
+                            progress=lambda s: print(s, file=sys.stderr, flush=True), isolate=not args.same_process)
     print(format_table(results, markdown=args.markdown))
     if args.json:
         write_json(args.json, meta, results)

@@ -4,11 +4,15 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gc
+import importlib.metadata
+import importlib.util
 import json
+import multiprocessing
 import os
 import platform
 import statistics
 import time
+import zlib
 from typing import Any, Callable
 
 LIBS = ("numpy", "runetensor", "torch", "jax")
@@ -29,7 +33,13 @@ class Workload:
     target: float | None = None
     target_kind: str = "ratio"   # "ratio": numpy/runetensor >= target; "max_time": runetensor time <= target;
     #                              "vs_torch": runetensor time <= target * PyTorch's time (no NumPy column);
-    #                              "vs_jax": the same against JAX's time
+    #                              "vs_jax": the same against JAX's time;
+    #                              "slowdown_vs_torch": runetensor's slowdown (this row's time over the
+    #                              ``baseline`` row's) <= target * PyTorch's slowdown
+    #: measured while CPU-bound competitor processes (one per core) run
+    loaded: bool = False
+    #: the quiet workload a loaded one is compared with (run too, before it, when not asked for)
+    baseline: str | None = None
 
 
 @dataclasses.dataclass
@@ -44,6 +54,8 @@ class Result:
     target_kind: str
     met: bool | None
     error: dict[str, str]
+    #: loaded rows: library -> this row's time over its baseline row's
+    slowdowns: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 class Context:
@@ -56,9 +68,7 @@ class Context:
         self.np = np
         import runetensor
         self.rt = runetensor
-        # PyTorch's OpenMP threads spin after each parallel region and would slow the other
-        # libraries measured in the same process on a small machine: ask them to sleep instead.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        # peers run at their own defaults (no OMP_WAIT_POLICY or thread settings of ours)
         self.torch = _import("torch") if "torch" in frameworks else None
         self.jax = _import("jax") if "jax" in frameworks else None
         self.jnp = None
@@ -66,6 +76,10 @@ class Context:
             self.jax.config.update("jax_enable_x64", True)  # float64 workloads stay float64
             import jax.numpy as jnp
             self.jnp = jnp
+
+    def reseed(self, name: str) -> None:
+        """The same random data for workload ``name`` in every process, whatever ran before it."""
+        self.rng = self.np.random.default_rng(zlib.crc32(name.encode()))
 
     def n(self, full: int, quick: int | None = None) -> int:
         return (quick if quick is not None else max(1, full // 10)) if self.quick else full
@@ -78,9 +92,18 @@ def _import(name: str):
         return None
 
 
+def _available(name: str) -> bool:
+    """Whether ``name`` is installed, without importing it (its threads would join this process)."""
+    return importlib.util.find_spec(name) is not None
+
+
 def _version(name: str) -> str | None:
-    m = _import(name)
-    return getattr(m, "__version__", "?") if m is not None else None
+    if not _available(name):
+        return None
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
 
 
 def blas_info() -> str:
@@ -98,7 +121,7 @@ def metadata(frameworks: list[str] | None) -> dict[str, Any]:
     import ml_dtypes
     import numpy
     import runetensor
-    fw = [f for f in (frameworks if frameworks is not None else ["torch", "jax"]) if _import(f) is not None]
+    fw = [f for f in (frameworks if frameworks is not None else ["torch", "jax"]) if _available(f)]
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "python": platform.python_version(), "numpy": numpy.__version__, "ml_dtypes": ml_dtypes.__version__,
@@ -184,43 +207,165 @@ def measure(impls: dict[str, Callable[[], Any]], repeats: int, budget: float, bl
     return med, spread, errors
 
 
-def run_workloads(names: list[str], quick: bool = False, repeats: int | None = None,
-                  frameworks: list[str] | None = None, progress: Callable[[str], None] | None = None
-                  ) -> list[Result]:
+class _Peer:
+    """One peer library measured in a process of its own, so that its threads (PyTorch's OpenMP
+    pool, XLA's) neither slow nor are slowed by the other libraries' threads, and it runs at its
+    own defaults.  The process builds each workload itself (same seed, same data) and measures
+    only its library's callable; the parent asks the peers in turn, never at once."""
+
+    def __init__(self, lib: str, quick: bool):
+        self.lib = lib
+        mp = multiprocessing.get_context("spawn")
+        self.conn, child = mp.Pipe()
+        self.proc = mp.Process(target=_peer_main, args=(child, lib, quick), daemon=True)
+        self.proc.start()
+        child.close()
+
+    def measure(self, name: str, repeats: int, budget: float
+                ) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+        try:
+            self.conn.send((name, repeats, budget))
+            return self.conn.recv()
+        except (EOFError, OSError) as e:
+            return {}, {}, {self.lib: f"its benchmark process died ({type(e).__name__})"}
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.proc.join(10)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+def _peer_main(conn: Any, lib: str, quick: bool) -> None:
     from .workloads import WORKLOADS
-    ctx = Context(quick, frameworks if frameworks is not None else ["torch", "jax"])
+    ctx = Context(quick, [lib])
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        name, repeats, budget = msg
+        ctx.reseed(name)
+        try:
+            impls = WORKLOADS[name].setup(ctx)
+        except Exception as e:
+            conn.send(({}, {}, {lib: f"setup: {type(e).__name__}: {e}"}))
+            continue
+        fn = impls.get(lib)
+        conn.send(measure({lib: fn}, repeats, budget) if fn is not None else ({}, {}, {}))
+        impls.clear()
+        gc.collect()
+
+
+def _spin(stop: Any) -> None:
+    x = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            x += 1
+
+
+class _Load:
+    """CPU-bound competitor processes, one per core, for the rows measured on a loaded machine."""
+
+    def __enter__(self) -> "_Load":
+        mp = multiprocessing.get_context("spawn")
+        self.stop = mp.Event()
+        self.procs = [mp.Process(target=_spin, args=(self.stop,), daemon=True) for _ in range(os.cpu_count() or 1)]
+        for p in self.procs:
+            p.start()
+        time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        for p in self.procs:
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+
+
+def run_workloads(names: list[str], quick: bool = False, repeats: int | None = None,
+                  frameworks: list[str] | None = None, progress: Callable[[str], None] | None = None,
+                  isolate: bool = True) -> list[Result]:
+    """Measure ``names`` (loaded rows' baselines are added before them).  With ``isolate`` (the
+    default) NumPy and runetensor are measured here and each peer (PyTorch, JAX) in a process of
+    its own; without it, every library in this process (what a user who imports them all gets)."""
+    from .workloads import WORKLOADS
+    fws = frameworks if frameworks is not None else ["torch", "jax"]
+    order: list[str] = []
+    for name in names:
+        base = WORKLOADS[name].baseline
+        if base is not None and base not in order:
+            order.append(base)
+        if name not in order:
+            order.append(name)
+    ctx = Context(quick, [] if isolate else fws)
+    peers = [_Peer(f, quick) for f in fws if _available(f)] if isolate else []
     reps = repeats or (5 if quick else 15)
     budget = 0.5 if quick else 3.0
     out: list[Result] = []
-    for name in names:
-        w = WORKLOADS[name]
-        errors: dict[str, str] = {}
-        try:
-            impls = w.setup(ctx)
-        except Exception as e:  # a workload that cannot run here (e.g. harpie missing) is reported, not fatal
-            errors["setup"] = f"{type(e).__name__}: {e}"
-            impls = {}
-        ordered = {lib: impls[lib] for lib in LIBS if impls.get(lib) is not None}
-        med, spreads, errs = measure(ordered, reps, budget)
-        errors.update(errs)
-        times = {lib: t / w.per for lib, t in med.items()}
-        impls.clear()
-        gc.collect()
-        ratio = times["numpy"] / times["runetensor"] if "numpy" in times and "runetensor" in times else None
-        met = None
-        if w.target is not None and "runetensor" in times:
-            if w.target_kind == "max_time":
-                met = times["runetensor"] <= w.target
-            elif w.target_kind in ("vs_torch", "vs_jax"):
-                ref = w.target_kind[3:]
-                met = times["runetensor"] <= w.target * times[ref] if ref in times else None
-            else:
-                met = ratio is not None and ratio >= w.target
-        r = Result(w.name, w.description, w.per, times, spreads, ratio, w.target, w.target_kind, met, errors)
-        out.append(r)
-        if progress:
-            progress(format_row(r))
+    by_name: dict[str, Result] = {}
+    try:
+        for name in order:
+            w = WORKLOADS[name]
+            errors: dict[str, str] = {}
+            ctx.reseed(name)
+            try:
+                impls = w.setup(ctx)
+            except Exception as e:  # a workload that cannot run here (e.g. harpie missing) is reported, not fatal
+                errors["setup"] = f"{type(e).__name__}: {e}"
+                impls = {}
+            ordered = {lib: impls[lib] for lib in LIBS if impls.get(lib) is not None}
+            with _Load() if w.loaded else _nothing():
+                med, spreads, errs = measure(ordered, reps, budget)
+                for peer in peers:
+                    pm, ps, pe = peer.measure(name, reps, budget)
+                    med.update(pm)
+                    spreads.update(ps)
+                    errs.update(pe)
+            errors.update(errs)
+            times = {lib: t / w.per for lib, t in med.items()}
+            impls.clear()
+            ordered.clear()
+            gc.collect()
+            r = _result(w, times, spreads, errors, by_name.get(w.baseline or ""))
+            by_name[name] = r
+            if name in names:
+                out.append(r)
+                if progress:
+                    progress(format_row(r))
+    finally:
+        for peer in peers:
+            peer.close()
     return out
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _result(w: Workload, times: dict[str, float], spreads: dict[str, float], errors: dict[str, str],
+            base: Result | None) -> Result:
+    ratio = times["numpy"] / times["runetensor"] if "numpy" in times and "runetensor" in times else None
+    slow = {lib: t / base.times[lib] for lib, t in times.items() if base is not None and base.times.get(lib)}
+    met = None
+    if w.target is not None and "runetensor" in times:
+        if w.target_kind == "max_time":
+            met = times["runetensor"] <= w.target
+        elif w.target_kind in ("vs_torch", "vs_jax"):
+            ref = w.target_kind[3:]
+            met = times["runetensor"] <= w.target * times[ref] if ref in times else None
+        elif w.target_kind == "slowdown_vs_torch":
+            met = slow["runetensor"] <= w.target * slow["torch"] if "runetensor" in slow and "torch" in slow else None
+        else:
+            met = ratio is not None and ratio >= w.target
+    return Result(w.name, w.description, w.per, times, spreads, ratio, w.target, w.target_kind, met, errors, slow)
 
 
 def fmt_time(s: float | None) -> str:
@@ -238,8 +383,12 @@ def fmt_time(s: float | None) -> str:
 def _target(r: Result) -> str:
     if r.target is None:
         return ""
-    t = f"<= {fmt_time(r.target)}" if r.target_kind == "max_time" else \
-        f"<= {r.target:g}x {r.target_kind[3:]}" if r.target_kind in ("vs_torch", "vs_jax") else f">= {r.target:g}x"
+    if r.target_kind == "slowdown_vs_torch":
+        sl = ", ".join(f"{lib} {x:.2f}x" for lib, x in r.slowdowns.items())
+        t = f"slowdown ({sl}) <= {r.target:g}x torch's"
+    else:
+        t = f"<= {fmt_time(r.target)}" if r.target_kind == "max_time" else \
+            f"<= {r.target:g}x {r.target_kind[3:]}" if r.target_kind in ("vs_torch", "vs_jax") else f">= {r.target:g}x"
     return t + (" ok" if r.met else " MISS" if r.met is False else "")
 
 

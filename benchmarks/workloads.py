@@ -23,6 +23,15 @@ def workload(name: str, description: str, per: int = 1, target: float | None = N
     return deco
 
 
+def loaded(base: str, target: float = 1.0) -> None:
+    """Workload ``base + "_loaded"``: ``base`` measured while a CPU-bound process per core competes
+    for the cores; its target compares runetensor's slowdown with PyTorch's."""
+    w = WORKLOADS[base]
+    WORKLOADS[base + "_loaded"] = Workload(
+        base + "_loaded", f"{base} with a CPU-bound competitor process on every core; slowdown = this row's "
+        f"time over {base}'s, per library", w.setup, w.per, target, "slowdown_vs_torch", loaded=True, baseline=base)
+
+
 def _jax(ctx: Context, fn):
     """A JAX callable that waits for the (asynchronous) result."""
     def run():
@@ -989,4 +998,23 @@ def _mlp_jit_train_step(ctx):
                 w.block_until_ready()
             return jstate["p"]
         impls["jax"] = run_jax
+    if ctx.torch is not None:   # PyTorch eager (no jit): what a PyTorch user runs
+        torch = ctx.torch
+        tx, ty = torch.from_numpy(x), torch.from_numpy(onehot)
+        tp = [torch.from_numpy(p.copy()).requires_grad_(True) for p in params]
+
+        def run_torch():
+            w1, b1, w2, b2 = tp
+            z = torch.relu(tx @ w1 + b1) @ w2 + b2
+            loss = torch.mean(torch.logsumexp(z, dim=1, keepdim=True) - torch.sum(z * ty, dim=1, keepdim=True))
+            gs = torch.autograd.grad(loss, tp)
+            with torch.no_grad():
+                for w, gw in zip(tp, gs):
+                    w.sub_(lr * gw)
+            return loss
+        impls["torch"] = run_torch
     return impls
+
+
+loaded("mlp_jit_train_step")
+loaded("digits_cnn_step")
