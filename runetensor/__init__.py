@@ -54,8 +54,13 @@ from ._linalg import cond as linalg_cond  # noqa: E402  (rt.cond with a matrix s
 __all__ += [n for n in _autodiff.__all__ if n not in __all__] + ["linalg_cond"]
 from ._jit import jit as jit, jit_stats as jit_stats  # noqa: E402
 __all__ += ["jit", "jit_stats"]
+from ._pmap import (all_gather as all_gather, axis_index as axis_index, pmap as pmap,  # noqa: E402
+                    pmax as pmax, pmean as pmean, psum as psum)
+__all__ += ["pmap", "psum", "pmean", "pmax", "all_gather", "axis_index"]
 from . import random as random  # noqa: E402  (runetensor.random: functional random keys)
 from . import optim as optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)
+from . import datasets as datasets  # noqa: E402  (runetensor.datasets: minibatches, MNIST/CIFAR-10 readers)
+from . import metrics as metrics  # noqa: E402  (runetensor.metrics: accuracy, F1, ROC AUC...)
 
 import builtins as _builtins  # noqa: E402
 

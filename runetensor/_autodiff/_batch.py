@@ -57,11 +57,13 @@ def _h(x: Any) -> bool:
 class BatchBackend(Backend):
     """The backend of one ``vmap``: batch size ``n`` over the parent backend."""
 
-    def __init__(self, parent: Backend, n: int):
+    def __init__(self, parent: Backend, n: int, axis_name: Any = None):
         self.parent = parent
         self.level = parent.level + 1
         self.n = n
         self.name = f"vmap{self.level}"
+        #: the name collectives (``rt.psum(x, axis_name)``...) use to reduce over this batch axis
+        self.axis_name = axis_name
 
     # ------------------------------------------------------------------ handles
     def _own(self, h: Any) -> bool:

@@ -65,7 +65,8 @@ def _leaf_names(td: Any, path: str) -> list[str]:
     return out
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None,
+         axis_name: Any = None) -> Callable:
     """Vectorise ``f`` over a batch axis: ``vmap(f)(xs)`` stacks ``f(x)`` for each slice ``x`` of ``xs``.
 
     Every primitive carries the batch axis (nothing loops over the batch in Python); ``vmap``
@@ -78,6 +79,9 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
             arguments (a tuple with one entry per argument, dicts by key).
         out_axes: where the batch axis goes in each output (an int, or a pytree prefix of the outputs).
         axis_size: the batch size, needed only when no argument is mapped.
+        axis_name: a hashable name for the batch axis, so that collectives inside ``f``
+            (``rt.psum(x, axis_name)``, ``rt.pmean``, ``rt.pmax``, ``rt.all_gather``,
+            ``rt.axis_index``) reduce over it (see ``rt.pmap``).
 
     Returns:
         The vectorised function.
@@ -100,6 +104,11 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
     """
     if not callable(f):
         raise TypeError(f"vmap: expected a function, got {type(f).__name__}")
+    if axis_name is not None:
+        try:
+            hash(axis_name)
+        except TypeError:
+            raise TypeError(f"vmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
 
     @functools.wraps(f)
     def vf(*args: Any) -> Any:
@@ -136,7 +145,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None
             raise ValueError("vmap: no argument is mapped (all in_axes are None): give axis_size")
         n = distinct.pop()
         P = _top([t for t in ts if isinstance(t, Tensor)])
-        B = BatchBackend(P, n)
+        B = BatchBackend(P, n, axis_name)
         ins = []
         for t, a in zip(ts, axes):
             if a is None:

@@ -1,0 +1,310 @@
+"""``rt.pmap`` on a ``distributed`` cluster: shards as Dask tasks, collectives as trees of tasks.
+
+The driver (:func:`run_cluster`) cuts the call into phases (see :mod:`runetensor._pmap`):
+
+* data tasks: one per shard holding its slices of the mapped arguments (or, for a Dask tensor
+  chunked along the shard axis, taking the shard out of its chunk where the chunk lives), and one
+  holding the shared arguments;
+* phase ``k``: one task per shard (:func:`_phase`) runs ``f`` with the results of the first ``k``
+  collectives and returns either the values reaching collective ``k`` or ``f``'s outputs;
+* a collective: the shards' values combined by a tree of tasks (:func:`_combine`) in the order
+  of :func:`runetensor._pmap._tree`, then :func:`_root` (``pmean``'s division); ``all_gather`` is
+  one task stacking the shards in order.
+
+Every task is a pure function of its inputs (data travel inside the tasks, not as scattered
+data), so Dask recomputes whatever a lost worker held.  Workers keep each function's compiled
+phases (``rt.jit``) in :data:`_WORKER_FNS`, keyed by the ``pmap`` token.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from typing import Any, Callable
+
+import numpy as np
+
+from ._autodiff._pytree import tree_flatten, tree_unflatten
+from ._pmap import _BINARY, _Reached, _ShardContext, _digest, _finish, _shard, _split
+
+__all__ = ["run_cluster"]
+
+#: per worker process: pmap token -> the function running one phase of one shard
+_WORKER_FNS: dict[str, Callable] = {}
+_LOCK = threading.Lock()
+#: how many pmap tokens a worker keeps compiled phases for (oldest dropped first)
+MAX_FUNCTIONS = 16
+
+
+# ---------------------------------------------------------------------------
+# worker side
+# ---------------------------------------------------------------------------
+def _numpy_backend() -> Any:
+    from ._backend import get_backend
+    return get_backend("numpy")
+
+
+def _to_tensor(a: Any) -> Any:
+    import runetensor as rt
+    return rt.asarray(a) if isinstance(a, np.ndarray) else a
+
+
+def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> Callable:
+    """A function ``(leaves, index, supplied) -> ("reach", op, values) | ("done", out)`` running
+    one phase of one shard (jitted: one program per phase, selected by the supplied results'
+    structure)."""
+    def run(leaves: list, index: Any, supplied: list) -> Any:
+        ctx = _ShardContext(name, n, index, supplied)
+        prev = _shard.ctx
+        _shard.ctx = ctx
+        try:
+            out = f(*tree_unflatten(tree, leaves))
+        except _Reached as r:
+            return ("reach", r.op, r.values)
+        finally:
+            _shard.ctx = prev
+        return ("done", out)
+
+    if not use_jit:
+        return run
+    import runetensor as rt
+    jf = rt.jit(run)
+    seen: set = set()
+
+    def run_jit(leaves: list, index: Any, supplied: list) -> Any:
+        key = (len(supplied), tuple(len(s) for s in supplied))
+        r = jf(leaves, index, supplied)
+        if key not in seen:
+            # the first call of a program returns the trace's eager witness; replay it so every
+            # shard's result comes from the compiled program, whichever worker traced it
+            seen.add(key)
+            r = jf(leaves, index, supplied)
+        return r
+    return run_jit
+
+
+def _to_host(x: Any) -> Any:
+    import runetensor as rt
+    if isinstance(x, rt.Tensor):
+        return np.array(rt.to_numpy(x), copy=True)
+    return x
+
+
+def _phase(spec: tuple, s: int, shared: list, mine: list, supplied: list) -> tuple:
+    """Phase ``len(supplied)`` of shard ``s``.  Returns ``("reach", op, arrays)`` or
+    ``("done", out_tree, arrays or None per output leaf, digests of the out_axes=None leaves, out_axes
+    per leaf)``
+    (only shard 0 sends the replicated outputs' data; the others send their digests)."""
+    token, f, tree, axes, name, n, use_jit, out_axes = spec
+    import runetensor as rt
+    with _LOCK:
+        fn = _WORKER_FNS.get(token)
+        if fn is None:
+            while len(_WORKER_FNS) >= MAX_FUNCTIONS:
+                _WORKER_FNS.pop(next(iter(_WORKER_FNS)))
+            fn = _WORKER_FNS[token] = _shard_runner(f, tree, name, n, use_jit)
+    it_shared, it_mine = iter(shared), iter(mine)
+    leaves = [_to_tensor(next(it_mine) if a is not None else next(it_shared)) for a in axes]
+    sup = [[_to_tensor(a) for a in vals] for vals in supplied]
+    kind, *rest = fn(leaves, rt.asarray(np.int32(s)), sup)
+    if kind == "reach":
+        op, values = rest
+        return ("reach", op, name, [_to_host(v) for v in values])
+    out = rest[0]
+    from ._autodiff._control import _prefix
+    o_leaves, o_tree = tree_flatten(out)
+    oa = _prefix(tuple(out_axes) if isinstance(out_axes, list) else out_axes, out, "out_axes")
+    arrays, digests = [], []
+    for o, a in zip(o_leaves, oa):
+        h = _to_host(o)
+        if a is None:
+            digests.append(_digest(h) if isinstance(h, np.ndarray) else repr(h))
+            arrays.append(h if s == 0 else None)
+        else:
+            digests.append(None)
+            arrays.append(h)
+    return ("done", o_tree, arrays, digests, oa)
+
+
+def _meta(r: tuple) -> tuple:
+    """What the driver needs to know of a phase result: the collective reached (name, op, each
+    value's shape and dtype) or that the shard finished."""
+    if r[0] == "reach":
+        return ("reach", r[1], r[2], tuple((a.shape, a.dtype.str) for a in r[3]))
+    return ("done",)
+
+
+def _vals(x: Any) -> list:
+    return x[3] if isinstance(x, tuple) else x
+
+
+def _combine(op: str, a: Any, b: Any) -> list:
+    """One node of a collective's tree: ``a op b`` per value (NumPy backend primitives, as the
+    ``vmap`` form uses)."""
+    P = _numpy_backend()
+    return [P.binary(_BINARY[op], x, y) for x, y in zip(_vals(a), _vals(b))]
+
+
+def _root(op: str, n: int, x: Any) -> list:
+    P = _numpy_backend()
+    return [np.array(_finish(P, op, v, n), copy=True) for v in _vals(x)]
+
+
+def _gather_all(*rs: Any) -> list:
+    return [np.stack(vs) for vs in zip(*(_vals(r) for r in rs))]
+
+
+def _ident(x: Any) -> Any:
+    return x
+
+
+def _take(chunk: Any, i: int) -> Any:
+    """Shard ``i`` of a chunk whose leading axis is the shard axis (a copy: the chunk may go)."""
+    return np.array(np.asarray(chunk)[i], copy=True)
+
+
+# ---------------------------------------------------------------------------
+# driver side
+# ---------------------------------------------------------------------------
+def _host_array(x: Any, what: str) -> Any:
+    import runetensor as rt
+    if isinstance(x, rt.Tensor):
+        if x._backend.name != "numpy":
+            x = x.to_backend("numpy")
+        return np.array(rt.to_numpy(x), copy=True)
+    return x
+
+
+def _dask_array(x: Any) -> Any:
+    """The dask array behind a Dask-backed tensor, or None."""
+    import runetensor as rt
+    if isinstance(x, rt.Tensor) and x._backend.name == "dask":
+        return x._data.arr
+    return None
+
+
+def run_cluster(client: Any, f: Callable, token: str, name: Any, in_axes: Any, out_axes: Any,
+                use_jit: bool, args: tuple) -> Any:
+    """``pmap(f)(*args)`` with each shard's phases as tasks of ``client``'s cluster."""
+    import runetensor as rt
+    from ._autodiff._control import _names, _prefix
+
+    spec_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+    leaves, tree = tree_flatten(args)
+    axes = _prefix(spec_axes, args, "in_axes")
+    sizes: dict[int, int] = {}
+    norm: list = []
+    for i, (x, a) in enumerate(zip(leaves, axes)):
+        if a is None:
+            norm.append(None)
+            continue
+        t = x if isinstance(x, rt.Tensor) else rt.asarray(x)
+        if not -t.ndim <= a < t.ndim:
+            raise ValueError(f"pmap: in_axes {a} is out of range for {_names(tree, len(leaves))[i]} of shape "
+                             f"{t.shape}")
+        norm.append(a % t.ndim)
+        sizes[i] = t.shape[a % t.ndim]
+        leaves[i] = t
+    if len(set(sizes.values())) > 1:
+        names = _names(tree, len(leaves))
+        detail = ", ".join(f"{names[i]}: {k}" for i, k in sizes.items())
+        raise ValueError(f"pmap: the mapped arguments have different shard counts ({detail})")
+    if not sizes:
+        raise ValueError("pmap: no argument is mapped (all in_axes are None): map at least one over the shards")
+    n = next(iter(sizes.values()))
+    call = f"rt-pmap-{uuid.uuid4().hex[:12]}"
+    futs: list = []  # every future of this call (released at the end)
+
+    def submit(fn: Callable, *a: Any, key: str) -> Any:
+        fut = client.submit(fn, *a, key=f"{call}-{key}", pure=False)
+        futs.append(fut)
+        return fut
+
+    try:
+        shared = [_host_array(x, "shared") for x, a in zip(leaves, norm) if a is None]
+        shared_f = submit(_ident, shared, key="shared")
+        mine: list[list] = [[] for _ in range(n)]
+        for j, (x, a) in enumerate(zip(leaves, norm)):
+            if a is None:
+                continue
+            darr = _dask_array(x)
+            if darr is not None:
+                if a != 0:
+                    darr = darr.swapaxes(0, a)
+                bounds = np.cumsum((0,) + tuple(darr.chunks[0]))
+                blocks = [darr.blocks[b] for b in range(len(darr.chunks[0]))]
+                chunk_f = client.compute(blocks)  # computed on the workers, where the chunks are made
+                futs.extend(chunk_f)
+                for s in range(n):
+                    b = int(np.searchsorted(bounds, s, side="right")) - 1
+                    mine[s].append(submit(_take, chunk_f[b], s - int(bounds[b]), key=f"take-{j}-{s}"))
+            else:
+                arr = np.moveaxis(_host_array(x, "mapped"), a, 0)
+                for s in range(n):
+                    mine[s].append(np.array(arr[s], copy=True))
+        data_f = [submit(_ident, mine[s], key=f"data-{s}") for s in range(n)]
+        spec = (token, f, tree, tuple(norm), name, n, use_jit, out_axes)
+        supplied: list = []
+        for k in itertools.count():
+            ph = [submit(_phase, spec, s, shared_f, data_f[s], list(supplied), key=f"phase{k}-{s}") for s in range(n)]
+            metas = client.gather([submit(_meta, p, key=f"meta{k}-{s}") for s, p in enumerate(ph)])
+            kinds = {m[0] for m in metas}
+            if kinds == {"done"}:
+                return _assemble(client.gather(ph), n, out_axes)
+            if len(set(metas)) != 1:
+                raise ValueError(f"pmap: the shards reached different collectives at collective {k} (shard 0: "
+                                 f"{_say(metas[0])}; " + "; ".join(f"shard {s}: {_say(m)}" for s, m in
+                                                                     enumerate(metas) if m != metas[0])
+                                 + "): f must call the same collectives, in the same order, on every shard")
+            op = metas[0][1]
+            supplied.append(_collect(submit, op, ph, n, k))
+    finally:
+        futs.clear()  # the call's futures are released: the workers drop their results
+
+
+def _say(m: tuple) -> str:
+    if m[0] == "done":
+        return "finished"
+    return f"{m[1]} over {m[2]!r} of {len(m[3])} tensors {[s for s, _ in m[3]]}"
+
+
+def _collect(submit: Callable, op: str, ph: list, n: int, k: int) -> Any:
+    """The tree of tasks combining the shards' values for collective ``k``; returns the root future."""
+    if op == "all_gather":
+        return submit(_gather_all, *ph, key=f"coll{k}-gather")
+
+    def tree(lo: int, hi: int) -> Any:
+        if hi - lo == 1:
+            return ph[lo]
+        h = lo + _split(hi - lo)
+        return submit(_combine, op, tree(lo, h), tree(h, hi), key=f"coll{k}-{lo}-{hi}")
+    return submit(_root, op, n, tree(0, n), key=f"coll{k}-root")
+
+
+def _assemble(results: list, n: int, out_axes: Any) -> Any:
+    import runetensor as rt
+    o_tree = results[0][1]
+    leaves = []
+    for j, arr0 in enumerate(results[0][2]):
+        d0 = results[0][3][j]
+        if d0 is not None:
+            for s in range(1, n):
+                if results[s][3][j] != d0:
+                    raise ValueError(f"pmap: out_axes None for output {j}, which differs between shards (shard 0 "
+                                     f"and shard {s}); map it (out_axes=0) or make it the same on every shard "
+                                     "(a collective)")
+            leaves.append(rt.asarray(arr0) if isinstance(arr0, np.ndarray) else arr0)
+            continue
+        leaves.append(None)
+    oa = results[0][4]
+    for j in range(len(leaves)):
+        if results[0][3][j] is not None:
+            continue
+        parts = [results[s][2][j] for s in range(n)]
+        parts = [p if isinstance(p, np.ndarray) else np.asarray(p) for p in parts]
+        a = oa[j]
+        nd = parts[0].ndim + 1
+        if not -nd <= a < nd:
+            raise ValueError(f"pmap: out_axes {a} is out of range for an output of rank {nd - 1}")
+        leaves[j] = rt.asarray(np.stack(parts, axis=a % nd))
+    return tree_unflatten(o_tree, leaves)
