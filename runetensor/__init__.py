@@ -61,8 +61,6 @@ from . import random as random  # noqa: E402  (runetensor.random: functional ran
 from . import optim as optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)
 from . import datasets as datasets  # noqa: E402  (runetensor.datasets: minibatches, MNIST/CIFAR-10 readers)
 from . import metrics as metrics  # noqa: E402  (runetensor.metrics: accuracy, F1, ROC AUC...)
-from . import datasets as datasets  # noqa: E402  (runetensor.datasets: minibatches, MNIST/CIFAR-10 readers)
-from . import metrics as metrics  # noqa: E402  (runetensor.metrics: accuracy, F1, ROC AUC...)
 
 import builtins as _builtins  # noqa: E402
 
