@@ -55,6 +55,12 @@ def _create(dtype: Any, shape: Any, data: Any, fname: str, backend: Any = None) 
     for s in shp:
         n *= s
     if isinstance(data, Tensor):
+        if data._backend.level > 0 and d.kind in "fc":  # inside a transformation: keep the derivative
+            if data.size != n:
+                raise ValueError(f"{fname}: data has {data.size} elements but shape {shp} needs {n}")
+            be, h = data._backend, data._data
+            h = be.copy(h) if data._dtype is d else be.cast(h, d)
+            return wrap(be.reshape(be.contiguous(h), shp), d, be)
         data = data._backend.to_list(data._backend.reshape(data._backend.contiguous(data._data), (data.size,)))
     try:
         items = list(data)
@@ -66,9 +72,77 @@ def _create(dtype: Any, shape: Any, data: Any, fname: str, backend: Any = None) 
         # every value as full() checks it: no silent truncation of 2.5 into an integer dtype
         items = [v if isinstance(v, Tensor) else store_value(v, d, fname) for v in items]
     be = get_backend(backend)
+    if d.kind != "O" and be.level > 0 and _holds_traced(items):
+        flat = _stack_nested(items, d, fname)
+        return wrap(flat._backend.reshape(flat._data, shp), d, flat._backend)
     flat = as_tensor(items, fname, dtype=d, backend=be) if d.kind != "O" else _object_flat(items, be)
     h = be.reshape(flat._data, shp)
     return wrap(h, d, be)
+
+
+def _holds_traced(obj: Any) -> builtins.bool:
+    """Whether the (nested) list or tuple ``obj`` holds a tensor of a running transformation."""
+    for e in obj:
+        if isinstance(e, Tensor):
+            if e._backend.level > 0:
+                return True
+        elif isinstance(e, (list, tuple)) and _holds_traced(e):
+            return True
+    return False
+
+
+def _leaves(obj: Any, out: list) -> list:
+    for e in obj:
+        if isinstance(e, (list, tuple)):
+            _leaves(e, out)
+        else:
+            out.append(e)
+    return out
+
+
+def _stack_nested(obj: Any, d: DType | None, fname: str) -> Tensor:
+    """A tensor from nested lists holding tensors of a running transformation, built with ``stack``
+    so that derivatives (and ``vmap``'s lanes) flow through it, as they do through ``rt.stack``.
+    ``d`` None: the tensors' promoted dtype, combined with the Python numbers' kinds (weak typing)."""
+    from ._combine import _stack
+    from ._tensor import common_backend
+    leaves = _leaves(obj, [])
+    for v in leaves:
+        if not isinstance(v, Tensor) and type(v) not in (builtins.bool, builtins.int, builtins.float,
+                                                          builtins.complex):
+            if not hasattr(v, "__float__") and not hasattr(v, "__complex__") and not hasattr(v, "shape"):
+                raise TypeError(f"{fname}: cannot make a tensor from a list holding {type(v).__name__} {v!r:.40}; "
+                                "expected numbers and tensors")
+    ts = [v if isinstance(v, Tensor) else as_tensor(v, fname) for v in leaves if not isinstance(v, _PY_NUMBERS)]
+    if d is None:
+        for t in ts:
+            d = t._dtype if d is None else D.promote_types(d, t._dtype)
+        for v in leaves:
+            if isinstance(v, _PY_NUMBERS):
+                d = D.weak_result(d, v)
+    assert d is not None
+    be = common_backend(fname, *ts)
+
+    def build(x: Any) -> Tensor:
+        if isinstance(x, (list, tuple)):
+            if not x:
+                raise ValueError(f"{fname}: cannot make a tensor from a list holding tensors and an empty list")
+            return _stack([build(e) for e in x], 0, fname)
+        if isinstance(x, _PY_NUMBERS):
+            return wrap(be.full((), store_value(x, d, fname), d), d, be)
+        t = x if isinstance(x, Tensor) else as_tensor(x, fname)
+        return t if t._dtype is d else wrap(t._backend.cast(t._data, d), d, t._backend)
+
+    try:
+        return build(obj)
+    except ValueError as e:
+        msg = str(e)
+        if msg.startswith(fname + ":"):
+            raise
+        raise ValueError(f"{fname}: cannot make a tensor from these nested lists: {msg}") from None
+
+
+_PY_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _object_flat(items: list, be: Any) -> Tensor:
@@ -136,7 +210,10 @@ def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> T
 
     An integer dtype takes integers and integral floats (``2.0``); a non-integral float
     (``2.5``), NaN or infinity raises instead of being truncated (as bigarray does).  A bool
-    tensor takes ``True``/``False`` and the numbers 0 and 1.
+    tensor takes ``True``/``False`` and the numbers 0 and 1.  Inside a transformation (``grad``,
+    ``jvp``, ``vmap``), a float or complex tensor may be filled from a one-element tensor: the
+    derivative flows from the value to every element (``full_like``, ``scalar`` and
+    ``scalar_like`` too).
 
     Raises:
         ValueError: if the value does not fit the dtype (out of range, not integral, NaN or
@@ -155,12 +232,32 @@ def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> T
 def _full(dtype: Any, shape: Any, value: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     shp = check_alloc(as_shape(shape, fname), d, fname)
+    if isinstance(value, Tensor) and value._backend.level > 0 and d.kind in "fc":
+        return _fill_traced(value, d, shp, fname)
     value = store_value(value, d, fname)
     be = get_backend(backend)
     try:
         return wrap(be.full(shp, value, d), d, be)
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
+
+
+def _fill_traced(value: Tensor, d: DType, shape: tuple[int, ...], fname: str) -> Tensor:
+    """A fresh tensor of ``shape`` filled with the one-element ``value``, a tensor of a running
+    transformation: broadcast from it, so that its derivative (and ``vmap``'s lanes) flow through."""
+    k = value._dtype.kind
+    if value.size != 1:
+        raise TypeError(f"{fname}: value must be a number or a one-element tensor, got a tensor of shape "
+                        f"{value.shape}")
+    if k == "c" and d.kind != "c" or k not in "biufc":
+        raise TypeError(f"{fname}: a {value._dtype} value cannot fill a {d} tensor")
+    be = value._backend
+    h = be.reshape(value._data, ())
+    h = be.cast(h, d) if value._dtype is not d else h
+    try:
+        return wrap(be.copy(be.expand(h, shape)), d, be)
+    except MemoryError:
+        raise alloc_error(fname, shape, d) from None
 
 
 def ones(dtype: Any, shape: Sequence[int], backend: Any = None) -> Tensor:
@@ -225,6 +322,8 @@ def full_like(t: Tensor, value: Any) -> Tensor:
     [7, 7]
     """
     t = as_tensor(t, "full_like")
+    if isinstance(value, Tensor) and value._backend.level > 0 and t._dtype.kind in "fc":
+        return _fill_traced(value, t._dtype, t.shape, "full_like")
     return _fill_like(t, store_value(value, t._dtype, "full_like"), "full_like")
 
 
@@ -271,6 +370,8 @@ def scalar_like(t: Tensor, value: Any) -> Tensor:
     rt.int16
     """
     t = as_tensor(t, "scalar_like")
+    if isinstance(value, Tensor) and value._backend.level > 0 and t._dtype.kind in "fc":
+        return _fill_traced(value, t._dtype, (), "scalar_like")
     value = store_value(value, t._dtype, "scalar_like")
     return wrap(t._backend.full((), value, t._dtype), t._dtype, t._backend)
 
@@ -314,6 +415,12 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None, backend: Any 
         # a Python number converted to an integer dtype: truncated like astype, but never wrapped
         # around (300 -> 44 in uint8) or turned into garbage (NaN -> INT_MIN)
         _check_convertible(obj, d)
+    if isinstance(obj, (list, tuple)) and get_backend().level > 0 and _holds_traced(obj):
+        # tensors of a running transformation inside lists: stacked, so that derivatives flow through
+        if copy is False:
+            raise ValueError("asarray: a list of tensors needs a copy, but copy=False")
+        t = _stack_nested(obj, d, "asarray")
+        return t
     if isinstance(obj, bytes):
         if copy is False:
             raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
@@ -374,6 +481,8 @@ def from_numpy(a: Any) -> Tensor:
     >>> a = np.arange(3.0); t = rt.from_numpy(a); a[0] = 9; print(t)
     [9, 1, 2]
     """
+    if isinstance(a, Tensor):
+        return a
     if not hasattr(a, "__array_interface__") and not hasattr(a, "__array__"):
         raise TypeError(f"from_numpy: expected a NumPy array, got {type(a).__name__}")
     return as_tensor(a, "from_numpy", copy=None)
@@ -382,11 +491,18 @@ def from_numpy(a: Any) -> Tensor:
 def to_numpy(t: Tensor) -> Any:
     """The tensor as a NumPy array, sharing memory (bfloat16/float8/int4 use ml_dtypes types).
 
+    Raises:
+        TypeError: if ``t`` carries a derivative (inside ``grad``/``vjp``/``jvp``): the array would
+            be a constant; convert ``rt.stop_gradient(t)`` to use the values as one.
+
     >>> import runetensor as rt
     >>> type(rt.to_numpy(rt.zeros(rt.float32, [2]))).__name__
     'ndarray'
     """
     t = as_tensor(t, "to_numpy")
+    if t._backend.level > 0:
+        from ._interop import refuse_derivative
+        refuse_derivative(t, "to_numpy")
     return t._backend.to_host(t._data)
 
 
@@ -429,6 +545,8 @@ def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = 
 
     Raises:
         ValueError: if ``step`` is 0 or any argument is not finite.
+        TypeError: if an argument is not a number, or carries a derivative (inside ``grad``/``vjp``/
+            ``jvp``: the length depends on the values; pass ``rt.stop_gradient(v)``).
 
     >>> import runetensor as rt
     >>> print(rt.arange_f(rt.float32, 0., 1., 0.2))
@@ -447,6 +565,13 @@ def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine
     d = as_dtype(dtype, fname)
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+        if isinstance(v, Tensor) and v._backend.level > 0:
+            from ._autodiff._trace import carries_derivative
+            if carries_derivative(v):
+                raise TypeError(f"{fname}: {n} carries a derivative (it depends on the inputs of a running "
+                                "grad/vjp/jvp), but the length of a range depends on its bounds' values; pass "
+                                f"rt.stop_gradient({n}), or differentiate start + step * {fname}(..., 0., n, 1.) "
+                                "instead")
         try:
             f = builtins.float(v)
         except (TypeError, ValueError):

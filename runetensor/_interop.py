@@ -17,6 +17,12 @@ protocol and pickling.
 * ``pickle`` (and ``copy.deepcopy``) round-trip dtype, shape and values bit
   for bit (NaN payloads, bfloat16, float8, int4, non-contiguous views, which
   are stored compactly); the unpickled tensor lives on the default backend.
+* Inside ``grad``/``vjp``/``jvp``, a tensor that carries a derivative refuses all of these
+  conversions (``__array__``, ``__array_interface__``, the buffer protocol, DLPack,
+  ``rt.to_numpy``) with a ``TypeError`` naming ``rt.stop_gradient``: the NumPy array would be a
+  constant and the derivative would vanish silently.  Python scalar reads (``float(t)``,
+  ``int(t)``, ``t.item()``, ``t.tolist()``) stay allowed, as in PyTorch (their result is a
+  constant by construction).
 * :func:`runetensor.asarray` accepts NumPy arrays, DLPack producers, objects
   with ``__array__`` / ``__array_interface__`` and buffer-protocol objects,
   sharing memory when the dtype allows.
@@ -46,6 +52,23 @@ __all__ = ["from_dlpack", "memoryview"]
 _PyBUF_WRITABLE = 0x0001
 
 
+def refuse_derivative(t: Tensor, fname: str) -> None:
+    """Raise ``TypeError`` if ``t`` carries a derivative (it depends on the inputs of a running
+    ``grad``/``vjp``/``jvp``): a NumPy array or a buffer of it would be a constant, and the derivative
+    would vanish without a word.  Outside a transformation this costs one attribute read.
+
+    Raises:
+        TypeError: naming ``fname`` and ``rt.stop_gradient``.
+    """
+    if t._backend.level > 0:
+        from ._autodiff._trace import carries_derivative
+        if carries_derivative(t):
+            raise TypeError(f"{fname}: this tensor carries a derivative (it depends on the inputs of a running "
+                            "grad/vjp/jvp); converting it to NumPy or a buffer would drop it silently. Compute "
+                            "with runetensor operations, or convert rt.stop_gradient(t) to use its values as "
+                            "a constant (float(t), int(t) and t.item() read a Python scalar)")
+
+
 # ---------------------------------------------------------------------------
 # NumPy
 # ---------------------------------------------------------------------------
@@ -55,7 +78,9 @@ def _array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> Any:
 
     Raises:
         ValueError: if ``copy=False`` but ``dtype`` needs a conversion.
+        TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
     """
+    refuse_derivative(self, "__array__")
     h = self._backend.to_host(self._data)
     if dtype is not None and h.dtype != dtype:
         if copy is False:
@@ -79,8 +104,10 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: Any = None, dl_dev
     Raises:
         BufferError: for int4/uint4/object tensors, a ``dl_device`` other than the tensor's,
             or a ``stream`` for a CPU tensor.
+        TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
     """
     be = self._backend
+    refuse_derivative(self, "__dlpack__")
     be.require("dlpack", "__dlpack__")
     d = self._dtype
     if d in (D.int4, D.uint4, D.object_):
@@ -191,6 +218,7 @@ def memoryview(t: Tensor) -> builtins.memoryview:  # noqa: A001
     Raises:
         BufferError: for bfloat16, float8, int4/uint4 and object tensors (no
             PEP 3118 format character exists for them).
+        TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
 
     >>> import runetensor as rt
     >>> m = rt.memoryview(rt.create(rt.int16, [2, 3], [1, 2, 3, 4, 5, 6]))
@@ -200,6 +228,7 @@ def memoryview(t: Tensor) -> builtins.memoryview:  # noqa: A001
     if not isinstance(t, Tensor):
         return builtins.memoryview(t)
     d = t._dtype
+    refuse_derivative(t, "memoryview")
     if d in (D.bfloat16, D.float8_e4m3, D.float8_e5m2, D.int4, D.uint4, D.object_):
         raise BufferError(f"memoryview: {d} has no buffer-protocol format character; "
                           "use rt.to_numpy(t) or the DLPack protocol instead")

@@ -139,7 +139,11 @@ def _array_interface(self: Tensor) -> dict[str, Any]:
     Raises:
         AttributeError: for dtypes NumPy does not know (bfloat16, float8, int4) and tensors
             not held by the NumPy backend; NumPy then uses ``__array__``.
+        TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
     """
+    if self._backend.level > 0:
+        from ._interop import refuse_derivative
+        refuse_derivative(self, "__array_interface__")
     h = self._data
     try:
         host = self._backend.to_host(h)

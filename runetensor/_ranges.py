@@ -38,6 +38,72 @@ def _number(v: Any, fname: str, what: str, allow_complex: bool = True) -> builti
     return builtins.float(v)
 
 
+def _traced(*vs: Any) -> builtins.bool:
+    """Whether an argument is a tensor of a running transformation (``grad``, ``jvp``, ``vmap``...):
+    then the range is computed with tensor operations, so derivatives (and lanes) flow through it."""
+    for v in vs:
+        if isinstance(v, Tensor) and v._backend.level > 0:
+            return True
+    return False
+
+
+def _traced_bounds(fname: str, vals: Sequence[Any], names: Sequence[str], allow_complex: builtins.bool
+                   ) -> tuple[Any, DType, list, list]:
+    """``(be, cd, hs, nums)`` for range bounds of which at least one is a tensor of a transformation:
+    ``be`` the common (highest) backend, ``cd`` float64 or complex128 (for a complex bound), ``hs``
+    each bound as a 0-d ``cd`` handle of ``be`` and ``nums`` each bound's value as a Python number
+    for a plain one (None for a tensor: it is not read)."""
+    ts = []
+    cplx = False
+    nums: list = []
+    for v, nm in zip(vals, names):
+        if isinstance(v, Tensor) and v._backend.level > 0:
+            if v.size != 1:
+                raise TypeError(f"{fname}: {nm} must be a number or a one-element tensor, got a tensor of shape "
+                                f"{v.shape}")
+            k = v._dtype.kind
+            if k == "c" and not allow_complex:
+                raise TypeError(f"{fname}: {nm} must be real, got a {v._dtype} tensor")
+            if k not in "iufc":
+                raise TypeError(f"{fname}: {nm} must be a number, got a {v._dtype} tensor")
+            cplx = cplx or k == "c"
+            ts.append(v)
+            nums.append(None)
+        else:
+            x = _number(v, fname, nm, allow_complex)
+            cplx = cplx or isinstance(x, builtins.complex)
+            nums.append(x)
+    cd = D.complex128 if cplx else D.float64
+    be, _ = on_common(fname, *ts)
+    hs = []
+    for v, x in zip(vals, nums):
+        if x is None:
+            h = be.reshape(v._data if v._backend is be else wrap(v._data, v._dtype, be)._data, ())
+            hs.append(h if v._dtype is cd else be.cast(h, cd))
+        else:
+            hs.append(be.full((), x, cd))
+    return be, cd, hs, nums
+
+
+def _traced_steps(be: Any, count: int, a: Any, b: Any, endpoint: builtins.bool, cd: DType) -> Any:
+    """:func:`_steps` with the bounds ``a``, ``b`` given as 0-d handles of ``be`` (tensors of a
+    transformation): the same operations in the same order, so the values are the same bits, with
+    the last value chosen by ``where`` instead of written (the derivative of ``stop`` goes there)."""
+    pos = be.arange(0, count, 1, D.int64)
+    idx = be.cast(pos, cd)
+    if count == 0:
+        return idx
+    div = count - 1 if endpoint else count
+    if div > 0:
+        step = be.binary("div", be.binary("sub", b, a), builtins.float(div))
+        y = be.binary("add", be.binary("mul", idx, step), a)
+    else:
+        y = be.copy(be.expand(be.reshape(a, (1,)), (count,)))
+    if endpoint and count > 1:
+        y = be.where(be.binary("eq", pos, count - 1), b, y)
+    return y
+
+
 def _flag(v: Any, fname: str) -> builtins.bool:
     try:
         return builtins.bool(v)
@@ -237,6 +303,11 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     [0, 2, 4, 6, 8]
     """
     d = as_dtype(dtype, "linspace")
+    if _traced(start, stop):
+        n = _size(count, "linspace", "count")
+        be, cd, (ha, hb), _ = _traced_bounds("linspace", (start, stop), ("start", "stop"), True)
+        y = _traced_steps(be, n, ha, hb, _flag(endpoint, "linspace"), cd)
+        return wrap(_finish(be, y, d, True, "linspace"), d, be)
     a = _number(start, "linspace", "start")
     b = _number(stop, "linspace", "stop")
     n = _size(count, "linspace", "count")
@@ -272,6 +343,14 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     [1, 2, 4, 8]
     """
     d = as_dtype(dtype, "logspace")
+    if _traced(start_exp, stop_exp, base):
+        n = _size(count, "logspace", "count")
+        be, cd, (ha, hb, hbase), nums = _traced_bounds("logspace", (start_exp, stop_exp, base),
+                                                       ("start_exp", "stop_exp", "base"), False)
+        ep = _flag(endpoint, "logspace")
+        x = _steps(be, n, nums[0], nums[1], ep)[0] if nums[0] is not None and nums[1] is not None else \
+            _traced_steps(be, n, ha, hb, ep, cd)
+        return wrap(_finish(be, be.binary("pow", hbase, x), d, False, "logspace"), d, be)
     a = _number(start_exp, "logspace", "start_exp", False)
     b = _number(stop_exp, "logspace", "stop_exp", False)
     bs = _number(base, "logspace", "base", False)
@@ -313,6 +392,8 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
     n = _size(count, "geomspace", "count")
     if not (a > 0 and b > 0):
         raise ValueError(f"geomspace: start and stop must be > 0, got start={a}, stop={b}")
+    if _traced(start, stop):
+        return _geomspace_traced(d, start, stop, a, b, n, _flag(endpoint, "geomspace"))
     try:
         return _geomspace(d, a, b, n, endpoint, backend)
     except MemoryError:
@@ -333,6 +414,30 @@ def _geomspace(d: DType, a: float, b: float, n: int, endpoint: Any, backend: Any
             be.assign(be.view_index(y, (n - 1,)), b)
     else:
         y = be.full((n,), a, D.float64)
+    return wrap(_finish(be, y, d, False, "geomspace"), d, be)
+
+
+def _geomspace_traced(d: DType, start: Any, stop: Any, a: float, b: float, n: int, endpoint: builtins.bool
+                      ) -> Tensor:
+    """:func:`_geomspace` with a bound that is a tensor of a transformation (its value ``a``/``b`` was
+    read to check it): the same operations on handles, the ends chosen by ``where``."""
+    be, cd, (ha, hb), _ = _traced_bounds("geomspace", (start, stop), ("start", "stop"), False)
+    div = n - 1 if endpoint else n
+    pos = be.arange(0, n, 1, D.int64)
+    idx = be.cast(pos, D.float64)
+    if n and div > 0:
+        ratio = b / a
+        if math.isfinite(ratio) and ratio > 0:
+            lr = be.unary("log10", be.binary("div", hb, ha))
+        else:
+            lr = be.binary("sub", be.unary("log10", hb), be.unary("log10", ha))
+        e = be.binary("div", be.binary("mul", idx, lr), builtins.float(div))
+        y = be.binary("mul", be.binary("pow", be.full((), 10.0, D.float64), e), ha)
+        y = be.where(be.binary("eq", pos, 0), ha, y)
+        if endpoint:
+            y = be.where(be.binary("eq", pos, n - 1), hb, y)
+    else:
+        y = be.copy(be.expand(be.reshape(ha, (1,)), (n,)))
     return wrap(_finish(be, y, d, False, "geomspace"), d, be)
 
 

@@ -702,16 +702,14 @@ class custom_vjp:
         out, res = fwd_out
         o_leaves, o_tree = tree_flatten(out)
         bwd = self.bwd
-        n_args = len(args)
+        name = getattr(self, "__name__", "custom_vjp")
         if isinstance(B, ReverseBackend):
             avals = tuple((o.shape, o._dtype) for o in o_leaves)
 
             def node_vjp(g: Any) -> tuple:
                 gs = g if isinstance(g, tuple) else (g,)
                 ct = tree_unflatten(o_tree, [wrap(h, o._dtype, B.parent) for h, o in zip(gs, o_leaves)])
-                cts = bwd(res, ct)
-                if not isinstance(cts, (tuple, list)) or len(cts) != n_args:
-                    raise TypeError(f"custom_vjp: bwd must return a tuple of {n_args} cotangents, got {cts!r}")
+                cts = _checked_cts(name, bwd(res, ct), tree, lows, B.parent)
                 c_leaves = _ct_leaves(cts, tree, lows)
                 return tuple(c._data if isinstance(c, Tensor) else None for c in c_leaves)
 
@@ -721,12 +719,68 @@ class custom_vjp:
         tangents = [wrap(p, lo._dtype, B.parent) if p is not None else _zeros_like_t(lo) for p, lo in zip(pays, lows)]
 
         def lin(ct: Any) -> Any:
-            return bwd(res, ct)
+            from .._backend import get_backend
+            return _checked_cts(name, bwd(res, ct), tree, lows, get_backend())
         zero_ct = tree_unflatten(o_tree, [_zeros_like_t(o) for o in o_leaves])
         template, lin_vjp = vjp(lin, zero_ct, _parent=B.parent)
         t_args = tree_unflatten(tree, tangents)
         t_out = tree_flatten(lin_vjp(tuple(None if c is None else t_args[a] for a, c in enumerate(template)))[0])[0]
         return _up_outputs(B, out, lambda i, o: cast_like(B.parent, t_out[i]._data, o._dtype))
+
+
+def _checked_cts(name: str, cts: Any, tree: Any, lows: list, be: Backend) -> tuple:
+    """A ``custom_vjp`` rule's ``bwd`` result checked against the arguments (``tree``, their leaves
+    ``lows``): one entry per argument, None or a pytree of the argument's structure whose leaves are
+    tensors of the argument leaves' shapes.  A Python number is taken for a 0-d argument (made a
+    tensor of the argument's dtype on ``be``); anything else raises instead of becoming a zero.
+
+    Raises:
+        TypeError: naming the function, for a result that is not a tuple of one cotangent per
+            argument, a cotangent of another structure, or a leaf that is neither a tensor nor
+            (for a 0-d or non-tensor argument) a Python number.
+        ValueError: naming the function, for a tensor of the wrong shape.
+    """
+    subs = tree.children
+    if not isinstance(cts, (tuple, list)) or len(cts) != len(subs):
+        raise TypeError(f"custom_vjp {name}: bwd must return a tuple of {len(subs)} cotangents (one per argument "
+                        f"of {name}, None for none), got {type(cts).__name__} {cts!r:.80}")
+    out: list = []
+    off = 0
+    for i, (c, st) in enumerate(zip(cts, subs)):
+        args = lows[off:off + st.n]
+        off += st.n
+        if c is None:
+            out.append(None)
+            continue
+        lv, tr = tree_flatten(c)
+        if len(lv) != st.n:
+            raise TypeError(f"custom_vjp {name}: bwd's cotangent for argument {i} has structure {tr!r:.80}; "
+                            f"expected the argument's structure {st!r:.80} (or None)")
+        fixed = []
+        for v, a in zip(lv, args):
+            if isinstance(v, Tensor):
+                if isinstance(a, Tensor) and v.shape != a.shape:
+                    raise ValueError(f"custom_vjp {name}: bwd's cotangent for argument {i} has shape {v.shape}; "
+                                     f"expected the argument's shape {a.shape}")
+                fixed.append(v)
+                continue
+            number = type(v) in (int, float, complex) or (not isinstance(v, (bool, str, bytes))
+                                                         and isinstance(v, (int, float, complex)))
+            if number and not isinstance(a, Tensor):
+                fixed.append(v)  # a non-tensor argument: its cotangent is not used
+                continue
+            if number and a.shape == () and (a._dtype.kind == "c" or not isinstance(v, complex)):
+                fixed.append(wrap(be.full((), v, a._dtype), a._dtype, be))
+                continue
+            want = (f"a tensor of shape {a.shape} and dtype {a._dtype}" if isinstance(a, Tensor)
+                    else "a number or None")
+            if number and isinstance(a, Tensor):
+                want += " (a Python number only stands for a 0-d argument" + \
+                        (", and a complex one only for a complex argument)" if a.shape == () else ")")
+            raise TypeError(f"custom_vjp {name}: bwd's cotangent for argument {i} is {type(v).__name__} "
+                            f"{v!r:.40}; expected {want}, or None for a zero cotangent")
+        out.append(tree_unflatten(tr, fixed))
+    return tuple(out)
 
 
 def _ct_leaves(cts: Any, tree: Any, lows: list) -> list:
