@@ -11,18 +11,37 @@ An optimizer is a :class:`GradientTransformation`, a pair of pure functions::
 same structure; ``updates`` are what to *add* to the parameters (already multiplied by
 ``-lr``).  Each update rule follows PyTorch's ``torch.optim`` class of the same name (defaults
 included), which is also each method's published rule; ``docs/optim.md`` lists the
-differences from optax.  A learning rate is a number or a *schedule*, a function from the
-step count (0 for the first update) to a number: :func:`constant_schedule`,
-:func:`cosine_decay_schedule`, :func:`warmup_cosine_decay_schedule`, :func:`exponential_decay`.
+differences from optax.  A learning rate is a number, a 0-d float tensor or a *schedule*, a
+function from the step count (a 0-d int32 tensor, 0 for the first update) to a 0-d tensor:
+:func:`constant_schedule`, :func:`cosine_decay_schedule`, :func:`warmup_cosine_decay_schedule`,
+:func:`exponential_decay`.
+
+Conventions (for every transformation here and any written on top of them), so that a whole
+training step runs under one ``rt.jit`` with one trace:
+
+* everything in a state is a tensor (or ``None``/an empty tuple): the step count is a 0-d int32
+  tensor (:func:`_count_init`, :func:`_count_next`), never a Python int, which ``rt.jit``
+  would take as a static value and retrace on;
+* arithmetic on the count (schedules, bias corrections) uses tensor operations, never
+  ``math``/``float()``/``if`` on it; a scalar tensor meets a leaf through :func:`_mul`/
+  :func:`_div` (cast to the leaf's dtype, the same rounding as a Python float);
+* value checks on tensors (a schedule's count ``>= 0``, a tensor ``lr >= 0``) go through
+  ``runetensor._guards.check_values`` (run-time guards under jit); hyperparameters given as
+  Python numbers are checked at construction (:func:`_number`, :func:`_lr`);
+* ``update`` checks the gradients against the state and parameters leaf by leaf (structure,
+  shape, dtype: :func:`_state`, :func:`_params`), naming the leaf's path.
 """
 from __future__ import annotations
 
 import builtins
 import math
+import numbers
 from typing import Any, Callable, NamedTuple
 
 from . import _dtypes as D
+from ._guards import check_values
 from ._tensor import Tensor
+from ._treepaths import leaf_paths
 
 __all__ = ["GradientTransformation", "apply_updates", "sgd", "adam", "adamw", "rmsprop", "adagrad", "lion",
            "clip_by_global_norm", "global_norm", "chain", "constant_schedule", "cosine_decay_schedule",
@@ -42,35 +61,35 @@ class GradientTransformation(NamedTuple):
 
 
 class SgdState(NamedTuple):
-    """State of :func:`sgd`: the update count and the momentum buffers (None without momentum)."""
-    count: int
+    """State of :func:`sgd`: the update count (0-d int32 tensor) and the momentum buffers (None without momentum)."""
+    count: Any
     momentum: Any
 
 
 class AdamState(NamedTuple):
-    """State of :func:`adam`/:func:`adamw`: the update count, first and second moment estimates."""
-    count: int
+    """State of :func:`adam`/:func:`adamw`: the update count (0-d int32 tensor), first and second moments."""
+    count: Any
     mu: Any
     nu: Any
 
 
 class RmspropState(NamedTuple):
     """State of :func:`rmsprop`: count, squared-gradient average, gradient average (centered) and momentum."""
-    count: int
+    count: Any
     nu: Any
     mu: Any
     momentum: Any
 
 
 class AdagradState(NamedTuple):
-    """State of :func:`adagrad`: the update count and the sums of squared gradients."""
-    count: int
+    """State of :func:`adagrad`: the update count (0-d int32 tensor) and the sums of squared gradients."""
+    count: Any
     sum: Any
 
 
 class LionState(NamedTuple):
-    """State of :func:`lion`: the update count and the momentum."""
-    count: int
+    """State of :func:`lion`: the update count (0-d int32 tensor) and the momentum."""
+    count: Any
     mu: Any
 
 
@@ -89,22 +108,26 @@ def _flat(tree: Any, fname: str, what: str) -> tuple[list, Any]:
     return leaves, tdef
 
 
-def _same(a: list, ta: Any, b: list, tb: Any, fname: str, what: str) -> None:
-    if str(ta) != str(tb) or len(a) != len(b):
-        raise ValueError(f"{fname}: {what} has structure {tb}, expected the structure {ta} of the gradients")
-    for x, y in zip(a, b):
-        if tuple(x.shape) != tuple(y.shape):
-            raise ValueError(f"{fname}: {what} has a leaf of shape {tuple(y.shape)} where the gradient has "
-                             f"shape {tuple(x.shape)}")
+def _same(a: list, ta: Any, b: list, tb: Any, fname: str, what: str, a_what: str = "grads") -> None:
+    """``b`` (the leaves of ``what``) has the structure, shapes and dtypes of ``a`` (of ``a_what``)."""
+    if ta != tb or len(a) != len(b):
+        raise ValueError(f"{fname}: {what} has structure {tb}, expected the structure {ta} of the {a_what}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if tuple(x.shape) != tuple(y.shape) or x.dtype is not y.dtype:
+            pa, pb = leaf_paths(ta, a_what)[i], leaf_paths(tb, what)[i]
+            if tuple(x.shape) != tuple(y.shape):
+                raise ValueError(f"{fname}: {pb} has shape {tuple(y.shape)} where {pa} has shape "
+                                 f"{tuple(x.shape)}")
+            raise TypeError(f"{fname}: {pa} has dtype {x.dtype} but {pb} has dtype {y.dtype}; gradients and "
+                            f"updates must have their parameters' dtype (cast them with rt.cast, or compute "
+                            f"the loss in the parameters' dtype)")
 
 
 def _number(v: Any, fname: str, what: str, lo: float = 0.0, hi: float = math.inf, lo_open: bool = False,
             hi_open: bool = False) -> float:
-    if isinstance(v, builtins.bool) or not isinstance(v, (builtins.int, builtins.float)):
-        try:
-            v = builtins.float(v)
-        except (TypeError, ValueError):
-            raise TypeError(f"{fname}: {what} must be a number, got {type(v).__name__} {v!r}") from None
+    """A hyperparameter given as a Python (or NumPy) real number, checked against its range."""
+    if isinstance(v, builtins.bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{fname}: {what} must be a real number (int or float), got {type(v).__name__} {v!r}")
     v = builtins.float(v)
     ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
     if not ok or math.isnan(v):
@@ -114,14 +137,72 @@ def _number(v: Any, fname: str, what: str, lo: float = 0.0, hi: float = math.inf
 
 
 def _lr(lr: Any, fname: str) -> Any:
-    """A learning rate: a non-negative number, or a schedule (callable)."""
+    """A learning rate: a number >= 0, a 0-d real float tensor (checked ``>= 0`` where it is
+    used, at run time under jit), or a schedule (any callable, called with the count tensor)."""
+    if isinstance(lr, Tensor):
+        if lr.ndim != 0 or not lr.dtype.is_float:
+            raise TypeError(f"{fname}: a tensor lr must be a 0-d real float tensor, got shape {lr.shape} "
+                            f"dtype {lr.dtype}")
+        return lr
     if callable(lr):
         return lr
+    if isinstance(lr, builtins.bool) or not isinstance(lr, numbers.Real):
+        raise TypeError(f"{fname}: lr must be a number, a 0-d float tensor or a schedule (a function of the "
+                        f"step count), got {type(lr).__name__} {lr!r}")
     return _number(lr, fname, "lr", 0.0, math.inf, hi_open=True)
 
 
-def _lr_at(lr: Any, count: int) -> float:
-    return builtins.float(lr(count)) if callable(lr) else lr
+def _lr_at(lr: Any, count: Any, fname: str) -> Any:
+    """The learning rate for the update at ``count``: a Python float or a 0-d tensor."""
+    v = lr(count) if callable(lr) and not isinstance(lr, Tensor) else lr
+    if isinstance(v, Tensor):
+        if v.ndim != 0 or v.dtype.kind not in "fiu":
+            raise TypeError(f"{fname}: the learning rate (schedule value) must be a 0-d real tensor or a number, "
+                            f"got shape {v.shape} dtype {v.dtype}")
+
+        def check(lo: Any, hi: Any) -> None:
+            if not lo >= 0:
+                raise ValueError(f"{fname}: the learning rate must be >= 0, got {lo}")
+
+        check_values(v, check)
+        return v
+    if isinstance(v, builtins.bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{fname}: the learning rate schedule returned {type(v).__name__} {v!r}; expected a 0-d "
+                        f"tensor or a number")
+    return builtins.float(v)
+
+
+def _mul(x: Tensor, f: Any) -> Tensor:
+    """``x * f`` for a Python float or a 0-d tensor ``f`` (cast to ``x``'s dtype first: the same
+    rounding as a Python float's)."""
+    return x * (_rt().cast(f, x.dtype) if isinstance(f, Tensor) else f)
+
+
+def _div(x: Tensor, f: Any) -> Tensor:
+    """``x / f`` for a Python float or a 0-d tensor ``f``, as :func:`_mul`."""
+    return x / (_rt().cast(f, x.dtype) if isinstance(f, Tensor) else f)
+
+
+def _neg(f: Any) -> Any:
+    return -f
+
+
+def _count_init() -> Tensor:
+    """The initial update count of a state: a 0-d int32 tensor holding 0."""
+    return _rt().zeros(D.int32, [])
+
+
+def _count(c: Any, fname: str) -> Tensor:
+    """A state's count, checked (a 0-d integer tensor; shape and dtype only)."""
+    if not isinstance(c, Tensor) or c.ndim != 0 or not c.dtype.is_int:
+        got = f"tensor of shape {c.shape} dtype {c.dtype}" if isinstance(c, Tensor) else type(c).__name__
+        raise TypeError(f"{fname}: state.count must be the 0-d integer tensor made by init, got {got}")
+    return c
+
+
+def _count_next(c: Tensor) -> Tensor:
+    """``count + 1`` (same dtype)."""
+    return c + 1
 
 
 def _nonneg(v: Any, fname: str, what: str) -> float:
@@ -141,9 +222,9 @@ def _add_decay(u: list, g: list, wd: float, params: Any, tg: Any, fname: str) ->
     return [x + wd * y for x, y in zip(u, _params(params, g, tg, fname))]
 
 
-def _scaled(tdef: Any, leaves: list, factor: float) -> Any:
-    """The pytree of ``leaf * factor`` (an update ``-lr * direction``)."""
-    return _unflat(tdef, [x * factor for x in leaves])
+def _scaled(tdef: Any, leaves: list, factor: Any) -> Any:
+    """The pytree of ``leaf * factor`` (an update ``-lr * direction``; ``factor`` a float or 0-d tensor)."""
+    return _unflat(tdef, [_mul(x, factor) for x in leaves])
 
 
 def _zeros(leaves: list) -> list:
@@ -171,7 +252,7 @@ def _unflat(tdef: Any, leaves: list | None) -> Any:
 
 
 def apply_updates(params: Any, updates: Any) -> Any:
-    """``params + updates``, leaf by leaf, each result in its parameter's dtype.
+    """``params + updates``, leaf by leaf (each update must have its parameter's dtype).
 
     Args:
         params: a pytree of real floating tensors.
@@ -179,7 +260,8 @@ def apply_updates(params: Any, updates: Any) -> Any:
     Returns:
         The new parameters (a new pytree; ``params`` is not modified).
     Raises:
-        TypeError: if a leaf is not a real floating tensor.
+        TypeError: if a leaf is not a real floating tensor, or an update's dtype differs from its
+            parameter's (named by path; no silent cast).
         ValueError: if the structures or shapes differ.
 
     >>> import runetensor as rt
@@ -190,12 +272,8 @@ def apply_updates(params: Any, updates: Any) -> Any:
     rt = _rt()
     u, tu = _flat(updates, "apply_updates", "updates")
     p, tp = _flat(params, "apply_updates", "params")
-    _same(u, tu, p, tp, "apply_updates", "params")
-    out = []
-    for x, d in zip(p, u):
-        y = x + d
-        out.append(rt.cast(y, x.dtype) if y.dtype is not x.dtype else y)
-    return rt.tree_unflatten(tp, out)
+    _same(p, tp, u, tu, "apply_updates", "updates", "params")
+    return rt.tree_unflatten(tp, [x + d for x, d in zip(p, u)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,25 +311,28 @@ def sgd(lr: Any, momentum: float = 0.0, nesterov: bool = False, weight_decay: fl
     wd = _nonneg(weight_decay, fname, "weight_decay")
     if nesterov and mom == 0.0:
         raise ValueError("sgd: nesterov=True needs momentum > 0")
+    rt = _rt()
 
     def init(params: Any) -> SgdState:
         p, tp = _flat(params, fname, "params")
-        return SgdState(0, _unflat(tp, _zeros(p)) if mom else None)
+        return SgdState(_count_init(), _unflat(tp, _zeros(p)) if mom else None)
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, SgdState]:
         s = _check_state(state, SgdState, fname)
+        count = _count(s.count, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
             g = _add_decay(g, g, wd, params, tg, fname)
-        step = _lr_at(lr, s.count)
+        step = _lr_at(lr, count, fname)
         buf = None
         if mom:
             b = _state(s.momentum, g, tg, fname, "state.momentum")
-            buf = [x if s.count == 0 else mom * y + x for x, y in zip(g, b)]
+            first = count == 0  # the buffer starts as the first gradient (exactly, -0.0 included)
+            buf = [rt.where(first, x, mom * y + x) for x, y in zip(g, b)]
             d = [x + mom * y for x, y in zip(g, buf)] if nesterov else buf
         else:
             d = g
-        return _scaled(tg, d, -step), SgdState(s.count + 1, _unflat(tg, buf))
+        return _scaled(tg, d, _neg(step)), SgdState(_count_next(count), _unflat(tg, buf))
 
     return GradientTransformation(init, update)
 
@@ -267,29 +348,31 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
 
     def init(params: Any) -> AdamState:
         p, tp = _flat(params, fname, "params")
-        return AdamState(0, _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)))
+        return AdamState(_count_init(), _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, AdamState]:
         s = _check_state(state, AdamState, fname)
+        count = _count(s.count, fname)
         g, tg = _flat(grads, fname, "grads")
-        m, tm = _flat(s.mu, fname, "state.mu")
-        v, tv = _flat(s.nu, fname, "state.nu")
-        _same(g, tg, m, tm, fname, "state.mu")
-        _same(g, tg, v, tv, fname, "state.nu")
+        m = _state(s.mu, g, tg, fname, "state.mu")
+        v = _state(s.nu, g, tg, fname, "state.nu")
         p = _params(params, g, tg, fname) if wd else None
         if wd and not decoupled:
             g = [x + wd * y for x, y in zip(g, p)]
-        t = s.count + 1
-        step = _lr_at(lr, s.count)
-        c1 = 1.0 - b1 ** t
-        c2 = 1.0 - b2 ** t
+        t = _count_next(count)
+        step = _lr_at(lr, count, fname)
+        # the bias corrections in float64 tensor operations on the count (the same values as
+        # Python floats' 1 - b1**t and sqrt(1 - b2**t)), rounded to each leaf's dtype where used
+        tf = rt.cast(t, D.float64)
+        c1 = 1.0 - b1 ** tf
+        c2s = rt.sqrt(1.0 - b2 ** tf)
         m = [b1 * y + (1.0 - b1) * x for x, y in zip(g, m)]
         v = [b2 * y + (1.0 - b2) * (x * x) for x, y in zip(g, v)]
         # PyTorch's form: lr / c1 * m / (sqrt(v) / sqrt(c2) + eps)
-        u = [(mm / c1) / (rt.sqrt(vv) / math.sqrt(c2) + eps) for mm, vv in zip(m, v)]
+        u = [_div(mm, c1) / (_div(rt.sqrt(vv), c2s) + eps) for mm, vv in zip(m, v)]
         if wd and decoupled:
             u = [x + wd * y for x, y in zip(u, p)]
-        return _scaled(tg, u, -step), AdamState(t, _unflat(tg, m), _unflat(tg, v))
+        return _scaled(tg, u, _neg(step)), AdamState(t, _unflat(tg, m), _unflat(tg, v))
 
     return GradientTransformation(init, update)
 
@@ -389,11 +472,12 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
 
     def init(params: Any) -> RmspropState:
         p, tp = _flat(params, fname, "params")
-        return RmspropState(0, _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)) if centered else None,
+        return RmspropState(_count_init(), _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)) if centered else None,
                             _unflat(tp, _zeros(p)) if mom else None)
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, RmspropState]:
         s = _check_state(state, RmspropState, fname)
+        count = _count(s.count, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
             g = _add_decay(g, g, wd, params, tg, fname)
@@ -406,7 +490,7 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
             den = [rt.sqrt(vv - aa * aa) + eps for vv, aa in zip(v, a)]
         else:
             den = [rt.sqrt(vv) + eps for vv in v]
-        step = _lr_at(lr, s.count)
+        step = _lr_at(lr, count, fname)
         b = None
         if mom:
             b = _state(s.momentum, g, tg, fname, "state.momentum")
@@ -414,8 +498,8 @@ def rmsprop(lr: Any, decay: float = 0.99, eps: float = 1e-8, momentum: float = 0
             d = b
         else:
             d = [x / dd for x, dd in zip(g, den)]
-        return (_scaled(tg, d, -step),
-                RmspropState(s.count + 1, _unflat(tg, v), _unflat(tg, a), _unflat(tg, b)))
+        return (_scaled(tg, d, _neg(step)),
+                RmspropState(_count_next(count), _unflat(tg, v), _unflat(tg, a), _unflat(tg, b)))
 
     return GradientTransformation(init, update)
 
@@ -455,18 +539,21 @@ def adagrad(lr: Any, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
 
     def init(params: Any) -> AdagradState:
         p, tp = _flat(params, fname, "params")
-        return AdagradState(0, _unflat(tp, [rt.full_like(x, acc0) for x in p]))
+        return AdagradState(_count_init(), _unflat(tp, [rt.full_like(x, acc0) for x in p]))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, AdagradState]:
         s = _check_state(state, AdagradState, fname)
+        count = _count(s.count, fname)
         g, tg = _flat(grads, fname, "grads")
         if wd:
             g = _add_decay(g, g, wd, params, tg, fname)
         a = _state(s.sum, g, tg, fname, "state.sum")
         a = [y + x * x for x, y in zip(g, a)]
-        step = _lr_at(lr, s.count) / (1.0 + s.count * dec)
-        u = [x / (rt.sqrt(y) + eps) * -step for x, y in zip(g, a)]
-        return _unflat(tg, u), AdagradState(s.count + 1, _unflat(tg, a))
+        step = _lr_at(lr, count, fname)
+        if dec:
+            step = step / (1.0 + rt.cast(count, D.float64) * dec)
+        u = [_mul(x / (rt.sqrt(y) + eps), _neg(step)) for x, y in zip(g, a)]
+        return _unflat(tg, u), AdagradState(_count_next(count), _unflat(tg, a))
 
     return GradientTransformation(init, update)
 
@@ -503,18 +590,19 @@ def lion(lr: Any, b1: float = 0.9, b2: float = 0.99, weight_decay: float = 0.0) 
 
     def init(params: Any) -> LionState:
         p, tp = _flat(params, fname, "params")
-        return LionState(0, _unflat(tp, _zeros(p)))
+        return LionState(_count_init(), _unflat(tp, _zeros(p)))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, LionState]:
         s = _check_state(state, LionState, fname)
+        count = _count(s.count, fname)
         g, tg = _flat(grads, fname, "grads")
         m = _state(s.mu, g, tg, fname, "state.mu")
         d = [rt.sign(b1 * y + (1.0 - b1) * x) for x, y in zip(g, m)]
         if wd:
             d = _add_decay(d, g, wd, params, tg, fname)
-        step = _lr_at(lr, s.count)
+        step = _lr_at(lr, count, fname)
         m = [b2 * y + (1.0 - b2) * x for x, y in zip(g, m)]
-        return _scaled(tg, d, -step), LionState(s.count + 1, _unflat(tg, m))
+        return _scaled(tg, d, _neg(step)), LionState(_count_next(count), _unflat(tg, m))
 
     return GradientTransformation(init, update)
 
@@ -575,11 +663,12 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, tuple]:
         g, tg = _flat(grads, fname, "updates")
-        norm = _rt().item(global_norm(g)) if g else 0.0
-        if norm <= mx:
+        if not g:
             return grads, ()
-        f = mx / norm
-        return _unflat(tg, [x * f for x in g]), ()
+        # mx / max(norm, mx): exactly 1 when norm <= mx, mx / norm otherwise (NaN stays NaN),
+        # computed in tensor operations (no value read: one program under rt.jit)
+        f = mx / _rt().maximum(global_norm(g), mx)
+        return _unflat(tg, [_mul(x, f) for x in g]), ()
 
     return GradientTransformation(init, update)
 
@@ -625,41 +714,53 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
 # schedules
 # ---------------------------------------------------------------------------------------------
 
-def _step(count: Any, fname: str) -> int:
+def _step(count: Any, fname: str) -> Tensor:
+    """The step count as a 0-d float64 tensor: from a Python int, or from a 0-d integer or float
+    tensor (an optimizer state's count; its ``>= 0`` check is a run-time guard under jit)."""
+    rt = _rt()
     if isinstance(count, Tensor):
-        count = _rt().item(count)
+        if count.ndim != 0 or count.dtype.kind not in "iuf":
+            raise TypeError(f"{fname}: the step count must be a 0-d integer or float tensor, got shape "
+                            f"{count.shape} dtype {count.dtype}")
+
+        def check(lo: Any, hi: Any) -> None:
+            if not lo >= 0:
+                raise ValueError(f"{fname}: the step count must be >= 0, got {lo}")
+
+        check_values(count, check)
+        return rt.cast(count, D.float64)
     if isinstance(count, builtins.bool) or not isinstance(count, builtins.int) and not hasattr(count, "__index__"):
-        raise TypeError(f"{fname}: the step count must be an integer, got {type(count).__name__}")
+        raise TypeError(f"{fname}: the step count must be an integer or a 0-d tensor, got {type(count).__name__}")
     c = int(count)
     if c < 0:
         raise ValueError(f"{fname}: the step count must be >= 0, got {c}")
-    return c
+    return rt.scalar(D.float64, builtins.float(c))
 
 
-def constant_schedule(value: float) -> Callable[[int], float]:
+def constant_schedule(value: float) -> Callable[[Any], Tensor]:
     """The schedule ``step -> value``.
 
     Args:
         value: the learning rate, a finite number >= 0.
     Returns:
-        A function from the step count (an int >= 0) to a float.
+        A function from the step count (an int >= 0 or a 0-d tensor) to a 0-d float64 tensor.
     Raises:
         TypeError, ValueError: for a bad ``value``.
 
     >>> import runetensor as rt
-    >>> rt.optim.constant_schedule(0.1)(1000)
+    >>> print(rt.optim.constant_schedule(0.1)(1000))
     0.1
     """
     v = _number(value, "constant_schedule", "value", 0.0, math.inf, hi_open=True)
 
-    def schedule(count: int) -> float:
-        _step(count, "constant_schedule")
-        return v
+    def schedule(count: Any) -> Tensor:
+        t = _step(count, "constant_schedule")
+        return _rt().full_like(t, v)
 
     return schedule
 
 
-def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.0) -> Callable[[int], float]:
+def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.0) -> Callable[[Any], Tensor]:
     """Cosine decay (Loshchilov and Hutter's SGDR without restarts), as optax.
 
     ``init_value * ((1 - alpha) * (1 + cos(pi * min(t, decay_steps) / decay_steps)) / 2 + alpha)``:
@@ -670,23 +771,24 @@ def cosine_decay_schedule(init_value: float, decay_steps: int, alpha: float = 0.
         decay_steps: the length of the decay, an int > 0.
         alpha: the final value as a fraction of ``init_value``, in ``[0, 1]``.
     Returns:
-        A function from the step count to a float.
+        A function from the step count (an int or a 0-d tensor) to a 0-d float64 tensor.
     Raises:
         TypeError, ValueError: for bad arguments.
 
     >>> import runetensor as rt
     >>> s = rt.optim.cosine_decay_schedule(1.0, 100)
-    >>> s(0), round(s(50), 6), s(100), s(200)
-    (1.0, 0.5, 0.0, 0.0)
+    >>> [round(float(s(t)), 6) for t in (0, 50, 100, 200)]
+    [1.0, 0.5, 0.0, 0.0]
     """
     fname = "cosine_decay_schedule"
     v = _number(init_value, fname, "init_value", 0.0, math.inf, hi_open=True)
     n = _positive_int(decay_steps, fname, "decay_steps")
     a = _number(alpha, fname, "alpha", 0.0, 1.0)
 
-    def schedule(count: int) -> float:
-        t = min(_step(count, fname), n)
-        return v * ((1.0 - a) * 0.5 * (1.0 + math.cos(math.pi * t / n)) + a)
+    def schedule(count: Any) -> Tensor:
+        rt = _rt()
+        t = rt.minimum(_step(count, fname), builtins.float(n))
+        return v * ((1.0 - a) * 0.5 * (1.0 + rt.cos(math.pi * t / n)) + a)
 
     return schedule
 
@@ -701,7 +803,7 @@ def _positive_int(v: Any, fname: str, what: str, allow_zero: bool = False) -> in
 
 
 def warmup_cosine_decay_schedule(init_value: float, peak_value: float, warmup_steps: int, decay_steps: int,
-                                 end_value: float = 0.0) -> Callable[[int], float]:
+                                 end_value: float = 0.0) -> Callable[[Any], Tensor]:
     """Linear warm-up from ``init_value`` to ``peak_value``, then cosine decay to ``end_value``, as optax.
 
     For ``t < warmup_steps``: ``init_value + (peak_value - init_value) * t / warmup_steps``; then
@@ -716,14 +818,14 @@ def warmup_cosine_decay_schedule(init_value: float, peak_value: float, warmup_st
         decay_steps: the total length, an int > ``warmup_steps``.
         end_value: the final learning rate, >= 0.
     Returns:
-        A function from the step count to a float.
+        A function from the step count (an int or a 0-d tensor) to a 0-d float64 tensor.
     Raises:
         TypeError, ValueError: for bad arguments.
 
     >>> import runetensor as rt
     >>> s = rt.optim.warmup_cosine_decay_schedule(0.0, 1.0, 10, 110)
-    >>> s(0), s(5), s(10), round(s(60), 6), s(110)
-    (0.0, 0.5, 1.0, 0.5, 0.0)
+    >>> [round(float(s(t)), 6) for t in (0, 5, 10, 60, 110)]
+    [0.0, 0.5, 1.0, 0.5, 0.0]
     """
     fname = "warmup_cosine_decay_schedule"
     v0 = _number(init_value, fname, "init_value", 0.0, math.inf, hi_open=True)
@@ -734,18 +836,19 @@ def warmup_cosine_decay_schedule(init_value: float, peak_value: float, warmup_st
     if n <= w:
         raise ValueError(f"{fname}: decay_steps ({n}) must be greater than warmup_steps ({w})")
 
-    def schedule(count: int) -> float:
+    def schedule(count: Any) -> Tensor:
+        rt = _rt()
         t = _step(count, fname)
-        if t < w:
-            return v0 + (pk - v0) * t / w
-        s = min(t - w, n - w)
-        return end + (pk - end) * 0.5 * (1.0 + math.cos(math.pi * s / (n - w)))
+        warm = v0 + (pk - v0) * t / builtins.max(w, 1)  # (the warm-up branch is never taken when w == 0)
+        s = rt.minimum(t - w, builtins.float(n - w))
+        decay = end + (pk - end) * 0.5 * (1.0 + rt.cos(math.pi * s / (n - w)))
+        return rt.where(t < w, warm, decay)
 
     return schedule
 
 
 def exponential_decay(init_value: float, transition_steps: int, decay_rate: float, transition_begin: int = 0,
-                      staircase: bool = False, end_value: float | None = None) -> Callable[[int], float]:
+                      staircase: bool = False, end_value: float | None = None) -> Callable[[Any], Tensor]:
     """Exponential decay, as optax: ``init_value * decay_rate ** ((t - transition_begin) / transition_steps)``.
 
     Constant ``init_value`` before ``transition_begin``; with ``staircase`` the exponent is
@@ -760,15 +863,15 @@ def exponential_decay(init_value: float, transition_steps: int, decay_rate: floa
         staircase: decay in whole steps of ``transition_steps``.
         end_value: None, or the bound the schedule stops at.
     Returns:
-        A function from the step count to a float.
+        A function from the step count (an int or a 0-d tensor) to a 0-d float64 tensor.
     Raises:
         TypeError, ValueError: for bad arguments.
 
     >>> import runetensor as rt
     >>> s = rt.optim.exponential_decay(1.0, 10, 0.5)
-    >>> s(0), s(10), s(20), round(s(5), 6)
-    (1.0, 0.5, 0.25, 0.707107)
-    >>> rt.optim.exponential_decay(1.0, 10, 0.5, staircase=True, end_value=0.3)(25)
+    >>> [round(float(s(t)), 6) for t in (0, 10, 20, 5)]
+    [1.0, 0.5, 0.25, 0.707107]
+    >>> print(rt.optim.exponential_decay(1.0, 10, 0.5, staircase=True, end_value=0.3)(25))
     0.3
     """
     fname = "exponential_decay"
@@ -778,15 +881,14 @@ def exponential_decay(init_value: float, transition_steps: int, decay_rate: floa
     b = _positive_int(transition_begin, fname, "transition_begin", allow_zero=True)
     e = None if end_value is None else _number(end_value, fname, "end_value", 0.0, math.inf, hi_open=True)
 
-    def schedule(count: int) -> float:
+    def schedule(count: Any) -> Tensor:
+        rt = _rt()
         t = _step(count, fname) - b
-        if t <= 0:
-            return v
-        p = t // n if staircase else t / n
+        p = rt.floor(t / n) if staircase else t / n  # t // n exactly for t < 2**53
         out = v * r ** p
         if e is not None:
-            out = max(out, e) if r < 1 else min(out, e)
-        return out
+            out = rt.maximum(out, e) if r < 1 else rt.minimum(out, e)
+        return rt.where(t <= 0, v, out)
 
     return schedule
 

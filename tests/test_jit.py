@@ -143,8 +143,8 @@ def test_retrace_on_shape_dtype_and_log(caplog):
     st = rt.jit_stats(f)
     assert st["traces"] == 3 and st["cache_hits"] == 1 and st["cache_size"] == 3
     msgs = [r.getMessage() for r in caplog.records if r.name == "runetensor.jit"]
-    assert any("'x' changed shape (3,) -> (4,)" in m for m in msgs)
-    assert any("'y' changed dtype float64 -> float32" in m for m in msgs)
+    assert any("argument 0 (`x`): shape (3,) -> (4,)" in m for m in msgs)
+    assert any("argument 1 (`y`): dtype float64 -> float32" in m for m in msgs)
 
 
 def test_static_argnums_and_argnames(caplog):
@@ -160,7 +160,7 @@ def test_static_argnums_and_argnames(caplog):
     st = rt.jit_stats(jf)
     assert st["traces"] == 3 and st["cache_hits"] == 1
     msgs = " ".join(r.getMessage() for r in caplog.records)
-    assert "static argument 'n' changed: 2 -> 3" in msgs and "'mode' was added" in msgs
+    assert "static argument 1 (`n`): 2 -> 3" in msgs and "keyword argument `mode` was added" in msgs
     with pytest.raises(TypeError, match="hashable"):
         jf(x, [1, 2])
 

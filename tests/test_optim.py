@@ -205,22 +205,30 @@ def test_trajectory_matches_torch(name):
 
 # --- schedules -------------------------------------------------------------------------------
 
+def _py(schedule):
+    """A schedule as a function returning Python floats (schedules return 0-d float64 tensors)."""
+    return lambda t: float(schedule(t))
+
+
 def test_schedules_values():
-    c = optim.cosine_decay_schedule(2.0, 10, alpha=0.1)
+    c = _py(optim.cosine_decay_schedule(2.0, 10, alpha=0.1))
     for t in range(15):
         tt = min(t, 10)
         assert math.isclose(c(t), 2.0 * (0.9 * 0.5 * (1 + math.cos(math.pi * tt / 10)) + 0.1))
-    w = optim.warmup_cosine_decay_schedule(0.1, 1.0, 4, 14, end_value=0.01)
+    w = _py(optim.warmup_cosine_decay_schedule(0.1, 1.0, 4, 14, end_value=0.01))
     assert [round(w(t), 10) for t in range(5)] == [0.1, 0.325, 0.55, 0.775, 1.0]
     assert math.isclose(w(9), 0.01 + 0.99 * 0.5)
     assert math.isclose(w(14), 0.01) and math.isclose(w(100), 0.01)
-    e = optim.exponential_decay(1.0, 5, 0.1, transition_begin=3)
+    e = _py(optim.exponential_decay(1.0, 5, 0.1, transition_begin=3))
     assert e(0) == 1.0 and e(3) == 1.0 and math.isclose(e(8), 0.1) and math.isclose(e(13), 0.01)
-    es = optim.exponential_decay(1.0, 5, 0.1, staircase=True)
+    es = _py(optim.exponential_decay(1.0, 5, 0.1, staircase=True))
     assert es(4) == 1.0 and math.isclose(es(5), 0.1) and math.isclose(es(9), 0.1)
-    assert optim.exponential_decay(1.0, 1, 2.0, end_value=5.0)(10) == 5.0
-    assert optim.constant_schedule(0.3)(7) == 0.3
-    assert optim.constant_schedule(0.3)(rt.scalar(rt.int32, 7)) == 0.3
+    assert _py(optim.exponential_decay(1.0, 1, 2.0, end_value=5.0))(10) == 5.0
+    assert _py(optim.constant_schedule(0.3))(7) == 0.3
+    assert _py(optim.constant_schedule(0.3))(rt.scalar(rt.int32, 7)) == 0.3
+    # a tensor count (an optimizer state's) gives the value of the same Python int
+    for t in range(0, 30, 3):
+        assert w(rt.scalar(rt.int32, t)) == w(t) and c(rt.scalar(rt.int64, t)) == c(t)
 
 
 def test_schedule_as_lr():
@@ -265,8 +273,9 @@ def test_global_norm_and_clip():
     np.testing.assert_allclose(arr(u["a"]), [1.5, 0.0])
     np.testing.assert_allclose(arr(u["b"][0]), [2.0])
     assert u["b"][1] is None
-    u2, _ = optim.clip_by_global_norm(10.0).update(tree, ())
-    assert u2 is tree
+    u2, _ = optim.clip_by_global_norm(10.0).update(tree, ())  # below the bound: unchanged values
+    np.testing.assert_array_equal(arr(u2["a"]), [3.0, 0.0])
+    np.testing.assert_array_equal(arr(u2["b"][0]), [4.0])
 
 
 def test_chain_clip_then_adam():

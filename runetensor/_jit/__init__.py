@@ -13,19 +13,36 @@ import inspect
 import itertools
 import logging
 import os
+import threading
+import warnings
 from typing import Any, Callable, Sequence
 
 from .._autodiff._pytree import tree_flatten, tree_unflatten
 from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
 from ._backend import JitBackend
+from ._cache import env_setting, positive_int
+from ._capture import lifting
 from ._program import Program
 
 #: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
-MAX_PROGRAMS = int(os.environ.get("RUNETENSOR_JIT_MAX_PROGRAMS", "64") or 64)
+#: (an integer >= 1; another value warns once and keeps 64)
+MAX_PROGRAMS = env_setting("RUNETENSOR_JIT_MAX_PROGRAMS", 64, positive_int, "an integer >= 1")
 _TICK = itertools.count()
+#: guards every change of the jitted functions' program caches (lookups take no lock: a dict read is
+#: atomic, and a program found stays usable after it is evicted)
+_CACHE_LOCK = threading.Lock()
 
-__all__ = ["jit", "jit_stats"]
+
+def _after_fork_in_child() -> None:
+    global _CACHE_LOCK
+    _CACHE_LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+__all__ = ["jit", "jit_stats", "RetraceWarning"]
 
 log = logging.getLogger("runetensor.jit")
 
@@ -52,33 +69,45 @@ def _leaf_desc(x: Any, be: Any) -> Any:
     return ("V", type(x), x)
 
 
-def _describe(d: Any) -> str:
+def _describe_leaf(d: Any) -> str:
     if d[0] == "T":
-        lay = "" if d[4] is None else ", non-contiguous"
-        return f"tensor of shape {d[2]}, dtype {d[3]}{lay}"
-    return f"{d[1].__name__} value {d[2]!r}"
+        return f"tensor of shape {d[2]}, dtype {d[3]}"
+    return f"Python {d[1].__name__} {d[2]!r}"
 
 
 def _diff(old: tuple, new: tuple) -> str:
-    """Words for the first argument whose signature changed between two calls."""
+    """Words for the first argument whose signature changed between two calls, by position and
+    path: ``argument 1 (`state.count`): Python int 5 -> 6``."""
+    from .._treepaths import leaf_paths
     od, nd = dict(old), dict(new)
+    pos = {name: i for i, (name, _) in enumerate(new)}
+    def named(name: str) -> str:
+        return f"keyword argument `{name[3:]}`" if name.startswith("kw:") else f"argument `{name}`"
+
     for name in nd:
         if name not in od:
-            return f"argument {name!r} was added"
+            return f"{named(name)} was added"
     for name in od:
         if name not in nd:
-            return f"argument {name!r} was removed"
+            return f"{named(name)} was removed"
+
+    def label(name: str, path: str | None = None) -> str:
+        where = f"`{path or name}`"
+        return f"argument {pos[name]} ({where})" if not name.startswith("kw:") else f"keyword argument {where}"
+
     for name, o in old:
         n = nd[name]
         if o == n:
             continue
+        shown = name[3:] if name.startswith("kw:") else name
         if o[0] == "static" or n[0] == "static":
-            return f"static argument {name!r} changed: {o[1]!r} -> {n[1]!r}"
+            return f"static {label(name, shown)}: {o[1]!r} -> {n[1]!r}"
         if o[1] != n[1]:
-            return f"argument {name!r} changed structure: {o[1]!r} -> {n[1]!r}"
+            return f"{label(name, shown)} changed structure: {o[1]!r} -> {n[1]!r}"
+        paths = leaf_paths(n[1], shown)
         for i, (a, b) in enumerate(zip(o[2], n[2])):
             if a != b:
-                leaf = "" if len(o[2]) == 1 else f" (leaf {i})"
+                lab = label(name, paths[i])
                 if a[0] == "T" and b[0] == "T":
                     what = []
                     if a[2] != b[2]:
@@ -89,9 +118,20 @@ def _diff(old: tuple, new: tuple) -> str:
                         what.append("memory layout")
                     if a[1] != b[1]:
                         what.append(f"backend {a[1]} -> {b[1]}")
-                    return f"argument {name!r}{leaf} changed {', '.join(what)}"
-                return f"argument {name!r}{leaf} changed: {_describe(a)} -> {_describe(b)}"
+                    return f"{lab}: {', '.join(what)}"
+                if a[0] == "V" and b[0] == "V" and a[1] is b[1]:
+                    return f"{lab}: Python {a[1].__name__} {a[2]!r} -> {b[2]!r}"
+                return f"{lab}: {_describe_leaf(a)} -> {_describe_leaf(b)}"
     return "the signature changed"
+
+
+class RetraceWarning(RuntimeWarning):
+    """Warned (once per jitted function) when it has been traced more than ``RETRACE_WARN_AFTER``
+    times: some argument that changes between calls is part of the signature."""
+
+
+#: traces of one jitted function after which a retrace warns (once); ``RUNETENSOR_JIT_RETRACE_WARN``, 0: never
+RETRACE_WARN_AFTER = int(os.environ.get("RUNETENSOR_JIT_RETRACE_WARN", "3") or 0)
 
 
 class _Jitted:
@@ -107,6 +147,7 @@ class _Jitted:
         self.fast: dict[Any, Program] = {}
         self.fast_ok = not static_argnums and not static_argnames
         self.last: tuple | None = None
+        self.warned = False  # the retrace warning was given
         self.stats = {"traces": 0, "cache_hits": 0, "compiles": 0, "inline_calls": 0, "evictions": 0}
         try:
             params = list(inspect.signature(f).parameters.values())
@@ -191,23 +232,37 @@ class _Jitted:
         if prog is None:
             out = self._trace(key, top, args, kwargs, static_pos, static_kw, leaves, tree, ts)
             if fk is not None:
-                self.fast[fk] = self.cache[key]
+                self._set_fast(fk, key)
             return out
         if fk is not None:
-            self.fast[fk] = prog
+            self._set_fast(fk, key)
         self.stats["cache_hits"] += 1
         prog.used = next(_TICK)
         return prog.run([t._data for t in ts])
 
-    def _evict(self) -> None:
-        """Drop the least recently used programs beyond ``MAX_PROGRAMS``."""
-        cap = max(1, MAX_PROGRAMS)
-        if len(self.cache) <= cap:
-            return
-        order = sorted(self.cache, key=lambda k: self.cache[k].used)
-        gone = {id(self.cache.pop(k)) for k in order[:len(self.cache) - cap]}
-        self.stats["evictions"] += len(gone)
-        self.fast = {k: v for k, v in self.fast.items() if id(v) not in gone}
+    def _set_fast(self, fk: Any, key: Any) -> None:
+        """Point the fast path's ``fk`` at the program of ``key``, if it is still cached (another
+        thread may have evicted it meanwhile)."""
+        with _CACHE_LOCK:
+            prog = self.cache.get(key)
+            if prog is not None:
+                self.fast[fk] = prog
+
+    def _insert(self, key: Any, prog: Program) -> None:
+        """Cache ``prog`` under ``key`` and drop the least recently used programs beyond
+        ``MAX_PROGRAMS`` (freed after the lock is released: freeing one may run arbitrary code)."""
+        with _CACHE_LOCK:
+            gone = [self.cache.get(key)]
+            self.cache[key] = prog
+            cap = max(1, int(MAX_PROGRAMS))
+            if len(self.cache) > cap:
+                order = sorted(self.cache.items(), key=lambda kv: kv[1].used)
+                for k, _ in order[:len(self.cache) - cap]:
+                    gone.append(self.cache.pop(k))
+                self.stats["evictions"] += len(gone) - 1
+                ids = {id(p) for p in gone}
+                self.fast = {k: v for k, v in self.fast.items() if id(v) not in ids}
+        del gone
 
     def _signature_parts(self, args: tuple, kwargs: dict, static_pos: list, static_kw: list) -> tuple:
         parts = []
@@ -219,10 +274,10 @@ class _Jitted:
                 parts.append((self._argname(i), ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
         for k in sorted(kwargs):
             if k in static_kw:
-                parts.append((k, ("static", kwargs[k])))
+                parts.append(("kw:" + k, ("static", kwargs[k])))
             else:
                 lv, tr = tree_flatten(kwargs[k])
-                parts.append((k, ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
+                parts.append(("kw:" + k, ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
         return tuple(parts)
 
     def _donated_slots(self, args: tuple, static_pos: list) -> tuple:
@@ -244,8 +299,18 @@ class _Jitted:
                leaves: list, tree: Any, ts: list) -> Any:
         parts = self._signature_parts(args, kwargs, static_pos, static_kw)
         if self.last is not None:
-            log.info("jit(%s): retracing (trace %d): %s", self.name, self.stats["traces"] + 1,
-                     _diff(self.last, parts))
+            why = _diff(self.last, parts)
+            log.info("jit(%s): retracing (trace %d): %s", self.name, self.stats["traces"] + 1, why)
+            if not self.warned and 0 < RETRACE_WARN_AFTER <= self.stats["traces"]:
+                self.warned = True
+                warnings.warn(
+                    f"jit({self.name}) has now been traced {self.stats['traces'] + 1} times (each trace runs the "
+                    f"Python function again and builds a new program), this time because {why}. A value "
+                    f"that changes between calls should be a tensor argument (rt.asarray(v), e.g. a step count or "
+                    f"a learning rate), not a Python scalar; keep shapes and dtypes fixed (pad the last batch), "
+                    f"or, for a true constant, mark it static (static_argnums). This warning is shown once per "
+                    f"jitted function (RUNETENSOR_JIT_RETRACE_WARN=0 turns it off).",
+                    RetraceWarning, stacklevel=4)
         else:
             log.debug("jit(%s): tracing", self.name)
         self.last = parts
@@ -263,7 +328,8 @@ class _Jitted:
             kw[k] = kwargs[k]
         state.stack.append(B)
         try:
-            out = self.f(*full_args, **kw)
+            with lifting():  # operations on captured tensors become steps too (read at call time)
+                out = self.f(*full_args, **kw)
         finally:
             state.stack.pop()
         out_leaves, out_tree = tree_flatten(out)
@@ -287,8 +353,7 @@ class _Jitted:
             prog.donate = self._donated_slots(args, static_pos)
             prog.plan_donations()
         prog.used = next(_TICK)
-        self.cache[key] = prog
-        self._evict()
+        self._insert(key, prog)
         return tree_unflatten(out_tree, first)
 
 

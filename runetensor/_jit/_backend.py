@@ -172,6 +172,12 @@ class JitBackend(Backend):
 
         self._rec("guard", guard, (h,), {"lo": lo, "hi": hi})
 
+    def guard(self, h: Any, check: Callable[[Any], None]) -> None:
+        """Record a general run-time check: ``check(x)``, ``x`` the parent backend's array of
+        ``h``, runs at every call of the program (and now, on the witness) and raises what it
+        raises (``runetensor._guards.check_values`` builds these for library value checks)."""
+        self._rec("guard", check, (h,), {})
+
     # ------------------------------------------------------------------ introspection
     def dtype(self, h):
         return self.parent.dtype(self._val(h))

@@ -15,7 +15,8 @@ import runetensor as rt
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .._special import _scalar_float, _value_range
+from .._guards import check_values
+from .._special import _scalar_float
 from .._tensor import Tensor, as_tensor, on_common
 from .._validate import broadcast_shapes
 
@@ -111,13 +112,14 @@ def embedding(indices: Any, weight: Any) -> Tensor:
     if w.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, dim), got shape {w.shape}")
     n = w.shape[0]
-    r = _value_range(idx)
-    if r is not None:
-        lo, hi = r
+
+    def check(lo: Any, hi: Any) -> None:
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise IndexError(f"embedding: index {bad} is out of range for {n} embeddings "
                              f"(expected 0 <= index < {n})")
+
+    check_values(idx, check)  # a run-time guard under rt.jit
     # put both on the higher transformation level (rt.take of a lower-level weight with batched
     # indices fails under rt.vmap at the time of writing)
     _, (w, idx) = on_common("embedding", w, idx)

@@ -13,7 +13,8 @@ import runetensor as rt
 
 from .. import _dtypes as D
 from .._dtypes import DType
-from .._special import _back, _scalar_float, _softplus_t, _value_range
+from .._guards import check_values
+from .._special import _back, _scalar_float, _softplus_t
 from .._tensor import Tensor, as_tensor
 
 __all__ = ["mse", "mae", "huber", "sigmoid_bce", "softmax_cross_entropy", "kl_div"]
@@ -225,12 +226,12 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
         if tuple(y.shape) != want:
             raise ValueError(f"{fname}: integer labels must have shape {want} (logits {x.shape} without axis "
                              f"{axis}), got {y.shape}")
-        r = _value_range(y)
-        if r is not None:
-            lo, hi = r
+        def check(lo: Any, hi: Any) -> None:
             if lo < 0 or hi >= C:
                 raise ValueError(f"{fname}: label {lo if lo < 0 else hi} is out of range for {C} classes "
                                  f"(expected 0 <= label < {C})")
+
+        check_values(y, check)  # a run-time guard under rt.jit
         xc = _compute(x, d)
         lsm = rt.log_softmax(xc, [ax])
         picked = rt.squeeze(rt.take_along_axis(lsm, rt.expand_dims(y, ax), ax), ax)
