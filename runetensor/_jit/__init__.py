@@ -22,7 +22,6 @@ from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
 from ._backend import JitBackend
 from ._cache import env_setting, positive_int
-from ._capture import lifting
 from ._program import Program
 
 #: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
@@ -328,8 +327,7 @@ class _Jitted:
             kw[k] = kwargs[k]
         state.stack.append(B)
         try:
-            with lifting():  # operations on captured tensors become steps too (read at call time)
-                out = self.f(*full_args, **kw)
+            out = self.f(*full_args, **kw)
         finally:
             state.stack.pop()
         out_leaves, out_tree = tree_flatten(out)
