@@ -61,6 +61,7 @@ import zlib
 from typing import Any, Callable, Mapping
 
 from . import _dtypes as D
+from ._autodiff._pytree import _REGISTRY as _PYTREE_NODES
 from ._backend import get_backend
 from ._dtypes import DType
 from ._creation import int_range
@@ -776,6 +777,10 @@ def save_safetensors(path: Any, tensors: Mapping[str, Any], metadata: Mapping[st
             raise TypeError(f"{fname}: names must be strings, got {type(k).__name__} {k!r}")
         if not k or k == "__metadata__":
             raise ValueError(f"{fname}: invalid tensor name {k!r}")
+        if isinstance(v, (Mapping, list, tuple)) or type(v) in _PYTREE_NODES:
+            raise TypeError(f"{fname}: the value of {k!r} is a {type(v).__name__}, not a tensor: save_safetensors "
+                            "takes a flat mapping name -> tensor; save nested parameters, models or optimizer "
+                            "states with runetensor.io.save_checkpoint(path, tree)")
         t = _tensor(v, fname)
         code = _ST_DTYPE.get(t._dtype)
         if code is None:
@@ -1378,6 +1383,9 @@ def save_image(path: Any, t: Any, format: str | None = None, quality: int = 95) 
         raise ValueError(f"{fname}: cannot write a {mode} image as {fmt}: {type(e).__name__}: {e}") from None
     data = out.getbuffer()
     _atomic_write(p, fname, lambda f: f.write(data))
+
+from ._checkpoint import load_checkpoint, save_checkpoint  # noqa: E402  (it uses the savers above)
+__all__ += ["save_checkpoint", "load_checkpoint"]
 
 # the __future__ import binds the name ``annotations``: not part of this namespace
 del annotations
