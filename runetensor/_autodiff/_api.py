@@ -163,6 +163,11 @@ def _trace_rev(f: Callable, primals: tuple, has_aux: bool, parent: Backend | Non
             raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
         out, aux = out
         tr.aux = _lower_tree(aux, B)
+    elif fname == "grad" and isinstance(out, (tuple, list)):
+        kinds = ", ".join(type(o).__name__ for o in out)
+        raise TypeError(f"grad: the function returned a {type(out).__name__} ({kinds}), not a scalar tensor; if it "
+                        f"returns (loss, aux), pass has_aux=True to rt.grad / rt.value_and_grad (the gradient is "
+                        f"then taken of the first element and aux is returned alongside)")
     if type(out) is Tensor:
         out_leaves, out_tree = [out], _LEAF
     else:

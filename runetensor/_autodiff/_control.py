@@ -343,6 +343,27 @@ def fori_loop(lower: int, upper: int, body_fn: Callable, init: Any) -> Any:
     return val
 
 
+def _check_carry(init: Any, carry: Any, i: int) -> None:
+    """The carry after step ``i`` has ``init``'s structure, and each tensor leaf its shape and dtype."""
+    a, ta = tree_flatten(init)
+    b, tb = tree_flatten(carry)
+    if ta != tb:
+        raise ValueError(f"scan: f changed the carry's structure at iteration {i}: {ta!r} -> {tb!r}; the carry "
+                         f"must keep the structure of init")
+    names = None
+    for j, (x, y) in enumerate(zip(a, b)):
+        if isinstance(x, Tensor) and isinstance(y, Tensor) and (x.shape != y.shape or x.dtype is not y.dtype):
+            names = names or _leaf_names(ta, "carry")
+            what = []
+            if x.shape != y.shape:
+                what.append(f"shape {tuple(x.shape)} -> {tuple(y.shape)}")
+            if x.dtype is not y.dtype:
+                what.append(f"dtype {x.dtype} -> {y.dtype}")
+            raise ValueError(f"scan: f changed {names[j]} at iteration {i}: {', '.join(what)}; the carry must keep "
+                             f"init's shapes and dtypes (cast or reshape inside f, or start from an init of the "
+                             f"final shape and dtype)")
+
+
 def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reverse: bool = False) -> tuple:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, ys)`` with the
     ``y`` stacked along a new leading axis (pytrees throughout).
@@ -356,7 +377,10 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
         reverse: loop from the last slice to the first (``ys`` stay in the order of ``xs``).
 
     Raises:
-        ValueError: for leading sizes that differ, or no ``xs`` and no ``length``.
+        ValueError: for leading sizes that differ, no ``xs`` and no ``length``, a negative
+            ``length``, or a carry whose structure, shapes or dtypes change between iterations
+            (the error names the leaf's path, ``carry[0]['h']``, and the old and new shape/dtype).
+        TypeError: for a non-integer ``length``, or ``f`` not returning a pair.
 
     >>> import runetensor as rt
     >>> carry, ys = rt.scan(lambda c, x: (c + x, c * x), rt.scalar(rt.float32, 0.),
@@ -370,6 +394,11 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
     if None in ns:
         raise ValueError("scan: every leaf of xs needs a leading axis")
     if length is not None:
+        if isinstance(length, bool) or not hasattr(length, "__index__"):
+            raise TypeError(f"scan: length must be an int, got {type(length).__name__} {length!r}")
+        length = length.__index__()
+        if length < 0:
+            raise ValueError(f"scan: length must be >= 0, got {length}")
         ns.add(length)
     if len(ns) > 1:
         raise ValueError(f"scan: the leading sizes differ: {sorted(ns)}")
@@ -385,6 +414,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
         if not (isinstance(r, tuple) and len(r) == 2):
             raise TypeError("scan: f must return a pair (carry, y)")
         carry, ys[i] = r
+        _check_carry(init, carry, i)
     if n == 0:
         return carry, None
     y_leaves0, y_tree = tree_flatten(ys[0])
