@@ -332,6 +332,7 @@ def public_names(rt: types.ModuleType) -> list[str]:
         if isinstance(v, types.ModuleType) and not v.__name__.startswith(rt.__name__ + "."):
             continue  # a module the package imports for itself (importlib), not a submodule
         names.append(n)
+    names += [n for n in getattr(rt, "_LAZY_SUBMODULES", ()) if n not in names]  # rt.nn: imported on first use
     return sorted(names) + (["__version__"] if hasattr(rt, "__version__") else [])
 
 

@@ -55,6 +55,7 @@ for n, v in vars(mod).items():
     if isinstance(v, types.ModuleType) and not v.__name__.startswith(mod.__name__ + "."):
         continue
     names.add(n)
+names |= set(getattr(mod, "_LAZY_SUBMODULES", ()))  # rt.nn: an attribute imported on first use
 if hasattr(mod, "__version__"):
     names.add("__version__")
 print(json.dumps(sorted(names)))
@@ -64,7 +65,7 @@ print(json.dumps(sorted(names)))
 def _runtime_public(mod: types.ModuleType) -> set[str]:
     """``__all__`` and every other public attribute (the builtin-named ones such as ``rt.sum``),
     without the modules the package merely imports, in a fresh interpreter that imports only
-    ``mod`` (``rt.nn`` is an attribute only once something imports ``runetensor.nn``).  ``annotations``
+    ``mod`` (``rt.nn`` is imported on first use: listed through ``_LAZY_SUBMODULES``).  ``annotations``
     (a ``from __future__`` import) is left to test_manners for the packages that must not have it."""
     out = subprocess.run([sys.executable, "-c", _PUBLIC, mod.__name__], capture_output=True, text=True,
                          check=True, cwd=ROOT)
