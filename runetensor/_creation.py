@@ -434,6 +434,7 @@ def _asarray_on(obj: Any, dtype: Any, copy: Any, be: Any, chunks: Any) -> Tensor
         conf = getattr(be, "configure", None)
         if conf is None:
             raise TypeError(f"asarray: chunks= is an option of chunked backends (dask), not of the {be.name} backend")
+        check_chunks(chunks, "asarray")
         with conf(chunks=chunks):
             return _asarray_on(obj, dtype, copy, be, None)
     if isinstance(obj, Tensor) and obj._backend is not be:
@@ -444,6 +445,21 @@ def _asarray_on(obj: Any, dtype: Any, copy: Any, be: Any, chunks: Any) -> Tensor
         copy = None if copy is False else copy
     with use_backend(be):
         return asarray(obj, dtype, copy)
+
+
+def check_chunks(chunks: Any, fname: str) -> None:
+    """Refuse chunk sizes no backend can use before they reach it (Dask divides by them): 0, an int
+    below -1 or a bool, alone, per axis (tuple) or per axis number (dict).
+
+    Raises:
+        ValueError: naming ``fname`` and the bad value.
+    """
+    per_axis = chunks.values() if isinstance(chunks, dict) else chunks if isinstance(chunks, (tuple, list)) \
+        else (chunks,)
+    for v in per_axis:
+        if isinstance(v, builtins.bool) or (isinstance(v, builtins.int) and (v == 0 or v < -1)):
+            raise ValueError(f"{fname}: chunks={chunks!r:.80} holds {v!r}; expected \"auto\", a chunk size >= 1 "
+                             "or -1 (the whole axis), alone or one per axis (a tuple, or a dict by axis)")
 
 
 @attach()

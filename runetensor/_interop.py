@@ -260,7 +260,17 @@ Tensor.__release_buffer__ = _release_buffer  # type: ignore[attr-defined]
 # pickling
 # ---------------------------------------------------------------------------
 def _rebuild(dtype_name: str, shape: tuple[int, ...], data: bytes) -> Tensor:
-    d = D.dtype_of(dtype_name)
+    try:
+        d = D.dtype_of(dtype_name)
+    except (TypeError, ValueError, KeyError):
+        raise ValueError(f"unpickle: unknown dtype {dtype_name!r:.40} in a pickled tensor") from None
+    if d is D.object_:
+        raise ValueError("unpickle: an object tensor cannot be rebuilt from raw bytes (its elements are Python "
+                         "objects, which runetensor pickles as a list); this pickle was not written by runetensor")
+    if not isinstance(shape, (tuple, list)) or not all(type(s) is builtins.int for s in shape):
+        raise ValueError(f"unpickle: bad shape {shape!r:.80} in a pickled tensor (expected a tuple of ints)")
+    if not isinstance(data, (bytes, bytearray)):
+        raise ValueError(f"unpickle: the data of a pickled tensor must be bytes, got {type(data).__name__}")
     shape = tuple(int(s) for s in shape)
     n = 1
     for s in shape:

@@ -276,6 +276,21 @@ def mean(t: Any, axes: Sequence[int] | None = None, keepdims: bool = False) -> T
     return r if cd is out_d else wrap(t._backend.cast(h, out_d), out_d, t._backend)
 
 
+def _carries(t: Tensor) -> bool:
+    from ._autodiff._trace import carries_derivative
+    return carries_derivative(t)
+
+
+def _sqrt_zero_slope(be: Any, s: Any) -> Any:
+    """``sqrt(s)`` for a variance ``s`` that carries a derivative, with derivative 0 where ``s == 0``
+    (PyTorch's choice): the standard deviation is at its minimum there (a single element, or equal
+    elements), where ``sqrt``'s infinite slope times the variance's zero one would give NaN.  The
+    same values as ``sqrt(s)``: ``sqrt`` of a substituted 1 where ``s == 0`` is discarded."""
+    z = be.binary("eq", s, 0.0)
+    r = be.unary("sqrt", be.where(z, be.full((), 1.0, be.dtype(s)), s))
+    return be.where(z, be.full((), 0.0, be.dtype(s)), r)
+
+
 def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = False,
          too_few_nan: bool = False) -> Tensor:
     """The one variance: ``too_few_nan`` says what ``ddof >= N`` gives (False: ValueError, the seed's
@@ -302,7 +317,10 @@ def _var(t: Any, axes: Any, keepdims: bool, ddof: Any, fname: str, root: bool = 
     else:
         be.binary("div", s, float(n - dd), out=s)
     if root:
-        be.unary("sqrt", s, out=s)
+        if be.level > 0 and _carries(t):
+            s = _sqrt_zero_slope(be, s)
+        else:
+            be.unary("sqrt", s, out=s)
     rd = cd.real_dtype
     return wrap(s, rd, be) if rd is out_d else wrap(be.cast(s, out_d), out_d, be)
 

@@ -64,7 +64,7 @@ from . import _dtypes as D
 from ._autodiff._pytree import _REGISTRY as _PYTREE_NODES
 from ._backend import get_backend
 from ._dtypes import DType
-from ._creation import int_range
+from ._creation import check_chunks, int_range
 from ._tensor import Tensor, as_tensor, wrap
 from ._validate import MAX_NBYTES, MAX_RANK, check_nbytes
 
@@ -101,6 +101,61 @@ def _path(path: Any, fname: str) -> str:
         return os.fspath(path)
     except TypeError:
         raise TypeError(f"{fname}: expected a file path (str or os.PathLike), got {type(path).__name__}") from None
+
+
+def _open_file(p: Any, fname: str, mode: str = "rb", encoding: str | None = None) -> Any:
+    """Open the path ``p`` for a loader, refusing anything but a regular file without blocking.
+
+    The file is opened with ``O_NONBLOCK`` (a FIFO without a writer would block ``open`` forever)
+    and the open descriptor is checked with ``fstat`` (no window between a check and the open),
+    then made blocking again for the reads.
+
+    Raises:
+        IsADirectoryError: naming ``fname``, for a directory.
+        ValueError: naming ``fname``, for a FIFO, a device or a socket.
+        OSError: a missing or unreadable file.
+    """
+    flags = (os.O_RDWR if "+" in mode else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(p, flags)
+    try:
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
+            if _stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, f"{fname}: a directory, not a file", p)
+            kind = ("a FIFO (named pipe)" if _stat.S_ISFIFO(st.st_mode) else "a character device"
+                    if _stat.S_ISCHR(st.st_mode) else "a block device" if _stat.S_ISBLK(st.st_mode)
+                    else "a socket" if _stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise ValueError(f"{fname}: {p!r} is {kind}; expected a regular file (loaders read regular files "
+                             "only: a pipe or a device could block or never end)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, mode, encoding=encoding) if encoding else os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _brief(v: Any, n: int = 80) -> str:
+    """``repr(v)`` cut to ``n`` characters, for an error message about a value read from a file:
+    integers too long for Python to print in decimal (its 4300-digit limit) are shown by their size."""
+    def r(x: Any) -> str:
+        if type(x) is int and x.bit_length() > 3000:
+            return f"<an integer of {x.bit_length()} bits>"
+        if type(x) is tuple:
+            return "(" + ", ".join(map(r, x[:40])) + ("," if len(x) == 1 else ", ..." if len(x) > 40 else "") + ")"
+        if type(x) is list:
+            return "[" + ", ".join(map(r, x[:40])) + (", ..." if len(x) > 40 else "") + "]"
+        if type(x) is dict:
+            return "{" + ", ".join(f"{r(k)}: {r(w)}" for k, w in list(x.items())[:40]) + "}"
+        try:
+            return repr(x)
+        except ValueError:  # an int subclass or other value beyond the conversion limit
+            return f"<a {type(x).__name__}>"
+    try:
+        return r(v)[:n]
+    except RecursionError:
+        return f"<a deeply nested {type(v).__name__}>"
 
 
 def _atomic_write(path: Any, fname: str, write: Callable[[Any], None]) -> None:
@@ -214,11 +269,11 @@ def _check_shape(shape: Any, d: DType | None, fname: str, where: str, what: str 
     dimensions aside) fits in a signed machine word, as every array library requires."""
     if (not isinstance(shape, (tuple, list)) or len(shape) > MAX_RANK
             or not all(type(s) is int and s >= 0 for s in shape)):
-        raise ValueError(f"{fname}: {where}: {what} {shape!r:.80} (expected at most {MAX_RANK} non-negative ints)")
+        raise ValueError(f"{fname}: {where}: {what} {_brief(shape)} (expected at most {MAX_RANK} non-negative ints)")
     try:
         check_nbytes(tuple(shape), d.itemsize if d is not None else 1, fname, d)
     except ValueError:
-        raise ValueError(f"{fname}: {where}: {what} {tuple(shape)!r:.80}: more than {MAX_NBYTES} bytes"
+        raise ValueError(f"{fname}: {where}: {what} {_brief(tuple(shape))}: more than {MAX_NBYTES} bytes"
                          + (f" of {d}" if d is not None else "") + ", larger than any array can be") from None
 
 
@@ -372,15 +427,16 @@ def _parse_descr(descr: Any, fname: str, where: str, dtype: DType | None) -> tup
             d = _NPY_EXTENDED[descr[0][0]]
             want = _NPY_DESCR[d][0][1]
             if descr[0][1] != want and descr[0][1].replace("<", "|").replace(">", "|") != want.replace("<", "|"):
-                raise ValueError(f"{fname}: {where}: field {descr[0][0]!r} has type {descr[0][1]!r}; expected {want!r}")
+                raise ValueError(f"{fname}: {where}: field {descr[0][0]!r} has type {_brief(descr[0][1])}; "
+                                 f"expected {want!r}")
             swap = descr[0][1].startswith(">") and d.itemsize > 1
             if dtype is not None and dtype is not d:
                 raise ValueError(f"{fname}: {where} holds {d}, not the requested {dtype}")
             return d, swap
-        raise ValueError(f"{fname}: {where}: structured dtype {descr!r} is not supported "
+        raise ValueError(f"{fname}: {where}: structured dtype {_brief(descr)} is not supported "
                          "(only runetensor's one-field bfloat16/float8/int4 encodings)")
     if not isinstance(descr, str) or len(descr) < 2:
-        raise ValueError(f"{fname}: {where}: bad dtype descr {descr!r}")
+        raise ValueError(f"{fname}: {where}: bad dtype descr {_brief(descr)}")
     order = descr[0] if descr[0] in "<>|=" else "="
     body = descr[1:] if descr[0] in "<>|=" else descr
     kind, size = body[:1], body[1:]
@@ -439,13 +495,13 @@ def _parse_npy_header(f: Any, fname: str, where: str, dtype: DType | None, avail
         raise ValueError(f"{fname}: {where}: the header is not a valid Python literal: {raw[:80]!r}") from None
     if not isinstance(hdr, dict) or set(hdr) != {"descr", "fortran_order", "shape"}:
         raise ValueError(f"{fname}: {where}: the header must be a dict with keys descr, fortran_order, shape; "
-                         f"got {hdr!r:.120}")
+                         f"got {_brief(hdr, 120)}")
     shape = hdr["shape"]
     if not isinstance(shape, tuple):
-        raise ValueError(f"{fname}: {where}: bad shape {shape!r:.80} (expected a tuple of non-negative ints)")
+        raise ValueError(f"{fname}: {where}: bad shape {_brief(shape)} (expected a tuple of non-negative ints)")
     fo = hdr["fortran_order"]
     if not isinstance(fo, builtins.bool):
-        raise ValueError(f"{fname}: {where}: fortran_order must be True or False, got {fo!r:.40}")
+        raise ValueError(f"{fname}: {where}: fortran_order must be True or False, got {_brief(fo, 40)}")
     d, swap = _parse_descr(hdr["descr"], fname, where, dtype)
     _check_shape(shape, d, fname, where)
     return d, shape, fo, swap, start + hl
@@ -561,16 +617,18 @@ def load_npy(path: Any, mmap: Any = False, dtype: Any = None, *, max_bytes: int 
     p = _path(path, fname)
     where = repr(p)
     if chunked:
+        if chunks is not None:
+            check_chunks(chunks, fname)
         return _load_npy_chunked(p, mmap, d, chunks, fname, where)
     if not mmap:
-        with open(p, "rb") as f:
+        with _open_file(p, fname) as f:
             return _read_npy_stream(f, fname, where, d, os.fstat(f.fileno()).st_size, limit=limit,
                                     max_bytes=max_bytes)
     access = {True: _mmap.ACCESS_READ, "r": _mmap.ACCESS_READ, "r+": _mmap.ACCESS_WRITE,
               "c": _mmap.ACCESS_COPY}.get(mmap)
     if access is None:
         raise ValueError(f"load_npy: mmap must be False, True, 'r', 'r+' or 'c', got {mmap!r}")
-    with open(p, "r+b" if access == _mmap.ACCESS_WRITE else "rb") as f:
+    with _open_file(p, fname, "r+b" if access == _mmap.ACCESS_WRITE else "rb") as f:
         dd, shape, fo, swap, off = _npy_file_header(f, fname, where, d)
         if swap:
             raise ValueError(f"{fname}: {where} holds non-native byte order data, which cannot be memory-mapped; "
@@ -598,7 +656,7 @@ def _load_npy_chunked(p: str, mmap: Any, d: DType | None, chunks: Any, fname: st
         raise ValueError(f"load_npy: with backend='dask' mmap must be False, True or 'r' (each chunk reads its "
                          f"slice read-only), got {mmap!r}")
     from ._backend.dask_backend import dask_backend, read_npy
-    with open(p, "rb") as f:
+    with _open_file(p, fname) as f:
         dd, shape, fo, swap, off = _npy_file_header(f, fname, where, d)
     return wrap(read_npy(p, off, dd, shape, fo, swap, chunks, fname), dd, dask_backend)
 
@@ -708,7 +766,7 @@ def load_npz(path: Any, *, max_bytes: int | None = None) -> dict[str, Tensor]:
     fname = "load_npz"
     p = _path(path, fname)
     out: dict[str, Tensor] = {}
-    fh = open(p, "rb")  # a missing file is an OSError; after this, OSError means a corrupt archive
+    fh = _open_file(p, fname)  # a missing file is an OSError; after this, OSError means a corrupt archive
     try:
         with fh:
             limit = _limit(max_bytes, fname, os.fstat(fh.fileno()).st_size)
@@ -809,6 +867,14 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+def _header_int(s: str) -> int:
+    """An integer of a safetensors header: shapes and offsets fit 64 bits, so a number of more than
+    40 digits is refused before Python converts it (quadratic time, and its 4300-digit limit)."""
+    if len(s) > 40:
+        raise ValueError(f"an integer of {len(s)} digits (shapes and offsets are at most 20 digits)")
+    return int(s)
+
+
 def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = False, *,
                      max_bytes: int | None = None, max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES) -> Any:
     """Read a safetensors file: a dict name -> tensor, in header order.
@@ -847,7 +913,7 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
     if not 0 <= max_header_bytes <= _MAX_ST_HEADER:
         raise ValueError(f"{fname}: max_header_bytes must be in [0, {_MAX_ST_HEADER}] (the format's limit), "
                          f"got {max_header_bytes}")
-    with open(p, "rb") as f:
+    with _open_file(p, fname) as f:
         size = os.fstat(f.fileno()).st_size
         if size < 8:
             raise ValueError(f"{fname}: {where} is truncated: {size} bytes, a safetensors file starts with an "
@@ -872,7 +938,7 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
     try:
         if not hb.lstrip(b" ").startswith(b"{"):
             raise ValueError("the header does not start with '{'")
-        header = json.loads(hb.decode("utf8"), object_pairs_hook=_no_duplicates)
+        header = json.loads(hb.decode("utf8"), object_pairs_hook=_no_duplicates, parse_int=_header_int)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise ValueError(f"{fname}: {where} is not a valid safetensors file: bad JSON header ({e})") from None
     if not isinstance(header, dict):
@@ -1062,7 +1128,7 @@ def load_txt(path: Any, dtype: Any = None, delimiter: str | None = None, comment
     nrows = 0
     ncols: int | None = None
     try:
-        with open(p, "r", encoding="utf8") as f:
+        with _open_file(p, fname, "r", encoding="utf8") as f:
             limit = _limit(max_bytes, fname, os.fstat(f.fileno()).st_size)
             for line in f:
                 s = line.strip()
@@ -1269,7 +1335,7 @@ def load_image(path: Any, *, max_bytes: int | None = None) -> Tensor:
     Image = _pil(fname)
     p = _path(path, fname)
     where = repr(p)
-    with open(p, "rb") as f:  # a missing or unreadable file is an OSError, as for every loader
+    with _open_file(p, fname) as f:  # a missing or unreadable file is an OSError, as for every loader
         size = os.fstat(f.fileno()).st_size
         limit = _limit(max_bytes, fname, size)
         try:
