@@ -776,6 +776,8 @@ class NumpyBackend(Backend):
             nd = NP_DTYPE[dtype]
             if x.dtype == nd:
                 return self.copy(x)
+            if x.dtype.kind == "b" and nd in _COMPUTE:  # ml_dtypes' casts read a bool's byte: nonzero is True
+                x = x.astype(np.uint8)
             if x.dtype.kind in "fc" and nd.kind in "iu" and x.dtype.kind != "O":
                 src = x.real if x.dtype.kind == "c" else x
                 if x.size >= _FAST_MIN and nd not in _COMPUTE and src.dtype in (_F32, _F64):

@@ -20,6 +20,7 @@ from .._autodiff._pytree import tree_flatten, tree_unflatten
 from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
 from ._backend import JitBackend
+from ._capture import lifting
 from ._program import Program
 
 #: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
@@ -298,7 +299,8 @@ class _Jitted:
             kw[k] = kwargs[k]
         state.stack.append(B)
         try:
-            out = self.f(*full_args, **kw)
+            with lifting():  # operations on captured tensors become steps too (read at call time)
+                out = self.f(*full_args, **kw)
         finally:
             state.stack.pop()
         out_leaves, out_tree = tree_flatten(out)

@@ -363,7 +363,23 @@ class JitBackend(Backend):
             raise TracedValueError("nonzero: inside rt.jit the number of non-zero elements (the result's shape) "
                                    "depends on the values; use rt.where with a fixed shape, or run it outside jit",
                                    self, x)
-        return self.parent.nonzero(x)
+        P = self.parent
+        self._count_guard(x, "nonzero")
+        return self._rec("nonzero", P.nonzero, (x,))
+
+    def _count_guard(self, h: Any, what: str) -> None:
+        """A captured tensor whose number of non-zero elements fixes a shape of the program (a mask, an
+        argument of ``nonzero``): record a run-time check that the count is the one traced."""
+        P = self.parent
+        n0 = P.nonzero(h)[0].shape[0]
+
+        def guard(m: Any) -> None:
+            n = P.nonzero(m)[0].shape[0]
+            if n != n0:
+                raise ValueError(f"{what} inside rt.jit: a captured tensor now has {n} non-zero elements, {n0} when "
+                                 f"the function was traced, and the program's shapes depend on that number; use "
+                                 f"rt.where with a fixed shape, or run it outside jit")
+        self._rec("guard", guard, (h,), {})
 
     # ------------------------------------------------------------------ gather / scatter / memory
     def gather(self, x, key):
@@ -373,6 +389,8 @@ class JitBackend(Backend):
             if self._own(h) and P.dtype(h.val).kind == "b":
                 raise TracedValueError("indexing with a boolean mask inside rt.jit: the result's shape depends on "
                                        "the mask's values; use rt.where(mask, x, 0) instead", self, h)
+            if not self._own(h) and P.dtype(h).kind == "b":
+                self._count_guard(h, "indexing with a captured boolean mask")
 
         def g(a: Any, *ks: Any) -> Any:
             return P.gather(a, _fill(k2, ks))
@@ -385,6 +403,8 @@ class JitBackend(Backend):
             if self._own(h) and P.dtype(h.val).kind == "b":
                 raise TracedValueError("writing through a boolean mask inside rt.jit is not supported yet; use "
                                        "rt.where(mask, values, x)", self, h)
+            if not self._own(h) and P.dtype(h).kind == "b":
+                self._count_guard(h, "writing through a captured boolean mask")
         nk = len(hs)
 
         def s(a: Any, v: Any, *ks: Any) -> None:

@@ -814,6 +814,8 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
             idx = {"1": f"r * x{j}a + {cv}", "0": f"r * x{j}a", "g": f"r * x{j}a + {cv} * x{j}b"}[pt]
             if dt in _HALF:  # the 16-bit pattern, widened (exact)
                 res.append(f"const float x{j} = {'rt_h2f' if dt is D.float16 else 'rt_bf2f'}(x{j}p[{idx}]);")
+            elif dt is D.bool:  # any nonzero byte is True (as eager's ops read it): 0/1 from here on
+                res.append(f"const uint8_t x{j} = (uint8_t)(x{j}p[{idx}] != 0);")
             else:
                 res.append(f"const {_CTYPE[dt]} x{j} = x{j}p[{idx}];")
         return res

@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from ._backend import WRITES, JitBackend, Step, fresh as _fresh
 
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
@@ -39,8 +39,10 @@ FOLD_MAX = 1 << 16
 
 def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
     """Constant folding: the steps of ``_FOLDABLE`` (and elementwise ops) whose operands are all
-    constants run now; their readers get the value as a constant.  A value that a write reaches or
-    that is returned (through views included) is left alone: each call must get a fresh buffer."""
+    constants the function made (Python scalars, fills, aranges, and what is folded from them) run
+    now; their readers get the value as a constant.  A captured tensor (an array constant) is never
+    folded over: its contents may change between calls.  A value that a write reaches or that is
+    returned (through views included) is left alone: each call must get a fresh buffer."""
     base = _bases(steps)
     tainted = {base.get(v, v) for k, v, _ in outs if k == "s"}
     for s in steps:
@@ -53,7 +55,10 @@ def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
     for s in steps:
         ins = tuple(("c", val[v]) if k == "s" and v in val else (k, v) for k, v in s.ins)
         o = s.outs
-        if (type(o) is int and all(k == "c" for k, _ in ins) and base.get(o, o) not in tainted
+        # operands: Python scalars or values folded here; an array constant is a captured tensor,
+        # whose contents each call reads (what is computed from it is a step of every call)
+        if (type(o) is int and all(k == "s" or not hasattr(v, "shape") for k, v in s.ins)
+                and all(k == "c" for k, _ in ins) and base.get(o, o) not in tainted
                 and (s.name in _FOLDABLE or s.params.get("kind") in ("unary", "binary"))
                 and s.aval is not None and math.prod(s.aval[0]) * s.aval[1].itemsize <= FOLD_MAX):
             try:
@@ -69,16 +74,30 @@ def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
     return res
 
 
+#: the base of a view of a captured tensor (below every input slot: writes into it are always kept)
+CAPTURED = -1
+
+
 def _bases(steps: list[Step]) -> dict:
     """Slot -> the slot of the buffer it lives in (itself for fresh results; a view's operand's base;
-    an ``out=`` step's result: its destination's base).  Slots not in the map are their own base."""
+    an ``out=`` step's result: its destination's base; ``CAPTURED`` for a view of a captured tensor or
+    of memory the function did not allocate, such as ``asarray`` of a NumPy array).  Slots not in the
+    map are their own base."""
     base: dict = {}
     for s in steps:
         if s.name == "out":
             k, v = s.ins[-1]
-            src = v if k == "s" else None
+            src = v if k == "s" else CAPTURED
+        elif _fresh(s):
+            src = None
         else:
-            src = None if _fresh(s) else next((v for k, v in s.ins if k == "s"), None)
+            src = CAPTURED
+            for k, v in s.ins:
+                if k == "s":
+                    src = v
+                    break
+                if hasattr(v, "shape"):  # a view of a captured tensor
+                    break
         for o in _out_slots(s):
             base[o] = o if src is None else base.get(src, src)
     return base
@@ -199,7 +218,10 @@ class Program:
                 self.donations.append((d, i, None, None))
                 break
         if self.donations:
+            # captured handles: the steps' array constants and the tensors returned as they are (an
+            # output that is a captured tensor passed as the donated argument must keep its contents)
             self.consts = [v for v in self.env0[self.nslots:] if hasattr(v, "shape")]
+            self.consts += [o._data for k, o, _ in self.outs if k == "c" and isinstance(o, Tensor)]
 
     def _fused_donation(self, s: Step, d: int, av: tuple, alias: set, out_slots: set, taken: set) -> tuple | None:
         """``(result index, kernel)`` for a compiled step that may write a result into donated input
