@@ -68,16 +68,18 @@ def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> C
     if not use_jit:
         return run
     import runetensor as rt
-    jf = rt.jit(run)
-    seen: set = set()
+    jfs: dict = {}  # one jitted function per phase (a phase's signature never changes)
 
     def run_jit(leaves: list, index: Any, supplied: list) -> Any:
-        key = (len(supplied), tuple(len(s) for s in supplied))
+        k = len(supplied)
+        jf = jfs.get(k)
+        first = jf is None
+        if first:
+            jf = jfs[k] = rt.jit(run)
         r = jf(leaves, index, supplied)
-        if key not in seen:
+        if first or rt.jit_stats(jf)["cache_hits"] == 0:
             # the first call of a program returns the trace's eager witness; replay it so every
             # shard's result comes from the compiled program, whichever worker traced it
-            seen.add(key)
             r = jf(leaves, index, supplied)
         return r
     return run_jit
