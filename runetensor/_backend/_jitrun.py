@@ -17,6 +17,7 @@ offsets; a call then only fills in data pointers, in C (``_jitcall.call``, built
 """
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import math
 import operator
@@ -24,6 +25,7 @@ import os
 import struct
 import sys
 import threading
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -42,16 +44,42 @@ _PAR_MIN = 1 << 16
 _LAYOUT = operator.attrgetter("shape", "strides", "dtype")
 
 
-class Kernel:
-    """A loaded kernel: ``fn_v`` (ctypes function of ``kernel_v``) and ``addr`` (its address)."""
+def _unload(handle: int) -> None:
+    if not sys.is_finalizing():
+        _ctypes.dlclose(handle)
 
-    __slots__ = ("fn_v", "addr")
+
+class Kernel:
+    """A loaded kernel: ``fn_v`` (ctypes function of ``kernel_v``) and ``addr`` (its address).
+
+    The library is unloaded (``dlclose``) when the kernel object is freed: every program step that
+    can call it holds it (and a call in progress holds it in its frame), so nothing can still jump
+    to ``addr`` then.  ``lib`` must come from its own ``dlopen`` (``ctypes.CDLL``) and have no other
+    user.
+
+    Raises:
+        AttributeError: the library has no ``kernel_v`` or ``kernel`` entry point (nothing is kept
+            loaded then).
+    """
+
+    __slots__ = ("fn_v", "addr", "lib", "__weakref__")
 
     def __init__(self, lib: Any):
-        self.fn_v = lib.kernel_v
+        try:
+            # item access: no attribute cached on ``lib`` (no reference cycle: freed by refcount)
+            self.fn_v = lib["kernel_v"]
+            lib["kernel"]
+        except AttributeError:
+            self.fn_v = None
+            if hasattr(_ctypes, "dlclose"):
+                _ctypes.dlclose(lib._handle)
+            raise
+        self.lib = lib
         self.fn_v.restype = None
         self.fn_v.argtypes = [ctypes.c_void_p]
         self.addr = ctypes.cast(self.fn_v, ctypes.c_void_p).value
+        if hasattr(_ctypes, "dlclose"):
+            weakref.finalize(self, _unload, lib._handle).atexit = False
 
 
 class _Chunk:

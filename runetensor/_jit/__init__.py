@@ -13,6 +13,7 @@ import inspect
 import itertools
 import logging
 import os
+import threading
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -20,12 +21,26 @@ from .._autodiff._pytree import tree_flatten, tree_unflatten
 from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
 from ._backend import JitBackend
+from ._cache import env_setting, positive_int
 from ._capture import lifting
 from ._program import Program
 
 #: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
-MAX_PROGRAMS = int(os.environ.get("RUNETENSOR_JIT_MAX_PROGRAMS", "64") or 64)
+#: (an integer >= 1; another value warns once and keeps 64)
+MAX_PROGRAMS = env_setting("RUNETENSOR_JIT_MAX_PROGRAMS", 64, positive_int, "an integer >= 1")
 _TICK = itertools.count()
+#: guards every change of the jitted functions' program caches (lookups take no lock: a dict read is
+#: atomic, and a program found stays usable after it is evicted)
+_CACHE_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _CACHE_LOCK
+    _CACHE_LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["jit", "jit_stats", "RetraceWarning"]
 
@@ -217,23 +232,37 @@ class _Jitted:
         if prog is None:
             out = self._trace(key, top, args, kwargs, static_pos, static_kw, leaves, tree, ts)
             if fk is not None:
-                self.fast[fk] = self.cache[key]
+                self._set_fast(fk, key)
             return out
         if fk is not None:
-            self.fast[fk] = prog
+            self._set_fast(fk, key)
         self.stats["cache_hits"] += 1
         prog.used = next(_TICK)
         return prog.run([t._data for t in ts])
 
-    def _evict(self) -> None:
-        """Drop the least recently used programs beyond ``MAX_PROGRAMS``."""
-        cap = max(1, MAX_PROGRAMS)
-        if len(self.cache) <= cap:
-            return
-        order = sorted(self.cache, key=lambda k: self.cache[k].used)
-        gone = {id(self.cache.pop(k)) for k in order[:len(self.cache) - cap]}
-        self.stats["evictions"] += len(gone)
-        self.fast = {k: v for k, v in self.fast.items() if id(v) not in gone}
+    def _set_fast(self, fk: Any, key: Any) -> None:
+        """Point the fast path's ``fk`` at the program of ``key``, if it is still cached (another
+        thread may have evicted it meanwhile)."""
+        with _CACHE_LOCK:
+            prog = self.cache.get(key)
+            if prog is not None:
+                self.fast[fk] = prog
+
+    def _insert(self, key: Any, prog: Program) -> None:
+        """Cache ``prog`` under ``key`` and drop the least recently used programs beyond
+        ``MAX_PROGRAMS`` (freed after the lock is released: freeing one may run arbitrary code)."""
+        with _CACHE_LOCK:
+            gone = [self.cache.get(key)]
+            self.cache[key] = prog
+            cap = max(1, int(MAX_PROGRAMS))
+            if len(self.cache) > cap:
+                order = sorted(self.cache.items(), key=lambda kv: kv[1].used)
+                for k, _ in order[:len(self.cache) - cap]:
+                    gone.append(self.cache.pop(k))
+                self.stats["evictions"] += len(gone) - 1
+                ids = {id(p) for p in gone}
+                self.fast = {k: v for k, v in self.fast.items() if id(v) not in ids}
+        del gone
 
     def _signature_parts(self, args: tuple, kwargs: dict, static_pos: list, static_kw: list) -> tuple:
         parts = []
@@ -324,8 +353,7 @@ class _Jitted:
             prog.donate = self._donated_slots(args, static_pos)
             prog.plan_donations()
         prog.used = next(_TICK)
-        self.cache[key] = prog
-        self._evict()
+        self._insert(key, prog)
         return tree_unflatten(out_tree, first)
 
 

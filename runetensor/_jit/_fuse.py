@@ -10,13 +10,13 @@ transcendentals' ulp bound vs eager and the reduction order are documented and t
 The C source is compiled with the system compiler (``$CC`` or ``cc``) into a shared library
 named by the source's hash, in ``$RUNETENSOR_JIT_CACHE`` (default: ``$XDG_CACHE_HOME`` or
 ``~/.cache``, then ``runetensor/jit``); ``RUNETENSOR_JIT_CACHE=0`` turns the compiled path off.
-A library is written under a temporary name and renamed into place (atomic), so processes
-compiling the same kernel at once are safe.  Without a compiler, ``rt.jit`` warns once and
-replays.
+The folder must be private to the user and a library is sealed with its SHA-256 and verified
+before it is loaded (``._cache``: the trust model).  A library is written under a temporary name
+and renamed into place (atomic), so processes compiling the same kernel at once are safe.
+Without a compiler, ``rt.jit`` warns once and replays.
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import math
 import os
@@ -29,7 +29,9 @@ from typing import Any
 
 from .. import _dtypes as D
 from .._creation import int_range
+from . import _cache
 from ._backend import WRITES, Step, fresh
+from ._cache import cache_dir, disk_cache_limit  # noqa: F401  (part of this module's interface)
 
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
 _CTYPE = {D.float32: "float", D.float64: "double", D.int8: "int8_t", D.int16: "int16_t", D.int32: "int32_t",
@@ -101,7 +103,8 @@ _SCAN_OP = {"cumsum": "({a} + {b})", "cumprod": "({a} * {b})", "cummax": _FBIN["
 
 _CC_STATE: dict = {}
 _WARNED: list = []
-_MEM: dict[str, Any] = {}
+#: loaded kernels by source hash (bounded: ``_cache.MEMORY_KERNELS``)
+_MEM = _cache.Memo()
 #: turned off by tests to compare the fused and replayed programs
 ENABLED = True
 
@@ -109,17 +112,6 @@ ENABLED = True
 def clear_memory_cache() -> None:
     """Forget the kernels loaded in this process (the disk cache stays)."""
     _MEM.clear()
-
-
-def cache_dir() -> str | None:
-    """The kernel cache folder, or None when the compiled path is off (``RUNETENSOR_JIT_CACHE=0``)."""
-    v = os.environ.get("RUNETENSOR_JIT_CACHE")
-    if v is not None and v.strip().lower() in ("0", "off", "false", "no", "none", ""):
-        return None
-    if v:
-        return v
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "runetensor", "jit")
 
 
 def _compiler() -> str | None:
@@ -978,69 +970,87 @@ def _entry_v(src: str) -> str:
 
 
 def _load(src: str) -> Any:
-    """The compiled kernel of ``src`` (memory cache, then disk cache, then the compiler), or None."""
+    """The compiled kernel of ``src`` (memory cache, then disk cache, then the compiler), or None.
+
+    The disk cache is trusted only as ``_cache`` verifies it: a private folder, a library that is a
+    regular file of the user with an intact seal; anything else (a truncated or altered library, one
+    without the entry points) is compiled again, never loaded."""
     src = src + _entry_v(src)
     h = hashlib.sha256((src + f"|avx2={_avx2()}|avx512={_avx512()}|{' '.join(_FLAGS)}").encode()).hexdigest()[:32]
     fn = _MEM.get(h)
     if fn is not None:
         return fn
-    folder = cache_dir()
-    if folder is None:
+    configured = cache_dir()
+    if configured is None:
         return None
     cc = _compiler()
     if cc is None:
         _warn(_CC_STATE[os.environ.get("CC") or "cc"][1])
         return None
     try:
-        os.makedirs(folder, exist_ok=True)
+        folder = _cache.private_folder(configured)
     except OSError as e:
-        _warn(f"cannot create the cache folder {folder!r}: {e}")
-        return None
-    so = os.path.join(folder, f"k{h}.so")
-    if not os.path.exists(so):
-        fd, tmp_c = tempfile.mkstemp(suffix=".c", prefix=f"k{h}.tmp", dir=folder)
-        tmp_so = tmp_c[:-2] + ".so"
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(src)
-            while True:
-                mvec = _avx2() and _CC_STATE.get("mvec", True)
-                r = _compile(cc, tmp_c, tmp_so, mvec)
-                if r.returncode == 0:
-                    break
-                if _avx512():  # e.g. a compiler or libmvec without AVX-512: AVX2 from now on
-                    _CC_STATE["avx512"] = False
-                elif mvec:  # no libmvec: scalar libm calls from now on
-                    _CC_STATE["mvec"] = False
-                else:
-                    break
-            if r.returncode != 0:
-                _warn(f"{cc} failed: {r.stderr.strip()[:300]}")
-                return None
-            os.replace(tmp_so, so)  # atomic: a concurrent compiler's identical library may win
-            _trim_disk_cache(folder, keep=so)
-        except (OSError, subprocess.SubprocessError) as e:
-            _warn(f"running {cc} failed: {e}")
-            return None
-        finally:
-            for p in (tmp_c, tmp_so):
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
-    else:
-        try:
-            os.utime(so)  # used: the disk cache evicts the least recently used libraries first
-        except OSError:
-            pass
-    try:
-        lib = ctypes.CDLL(so)
-    except OSError as e:
-        _warn(f"cannot load {so!r}: {e}")
+        _warn(f"cannot create the cache folder {configured!r}: {e}")
         return None
     from .._backend._jitrun import Kernel
-    fn = _MEM[h] = Kernel(lib)
-    return fn
+    name = f"k{h}.so"
+    for attempt in range(2):
+        data = _cache.read_kernel(folder, name) if attempt == 0 else None
+        if data is None:
+            data = _build(cc, src, h, folder, name)
+            if data is None:
+                return None
+        try:
+            lib = _cache.load_verified(folder, data, f"k{h}")
+        except OSError as e:
+            _warn(f"cannot load the kernel {name!r} of {folder.path!r}: {e}")
+            return None
+        try:
+            fn = Kernel(lib)
+        except AttributeError:  # no entry point: not a kernel of this library; compiled again
+            _cache.remove(folder, name)
+            continue
+        _MEM.put(h, fn)
+        return fn
+    _warn(f"the kernel {name!r} compiled by {cc} has no entry point")
+    return None
+
+
+def _build(cc: str, src: str, h: str, folder: Any, name: str) -> bytes | None:
+    """Compile ``src`` into ``folder`` as ``name`` (sealed); its bytes, or None (warned)."""
+    fd, tmp_c = tempfile.mkstemp(suffix=".c", prefix=f"k{h}.tmp", dir=folder.path)
+    tmp_so = tmp_c[:-2] + ".so"
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(src)
+        while True:
+            mvec = _avx2() and _CC_STATE.get("mvec", True)
+            r = _compile(cc, tmp_c, tmp_so, mvec)
+            if r.returncode == 0:
+                break
+            if _avx512():  # e.g. a compiler or libmvec without AVX-512: AVX2 from now on
+                _CC_STATE["avx512"] = False
+            elif mvec:  # no libmvec: scalar libm calls from now on
+                _CC_STATE["mvec"] = False
+            else:
+                break
+        if r.returncode != 0:
+            _warn(f"{cc} failed: {r.stderr.strip()[:300]}")
+            return None
+        # sealed and renamed into place (atomic: a concurrent compiler's identical library may win)
+        data = _cache.seal_file(folder, os.path.basename(tmp_so), name)
+        _cache.trim(folder, keep=name)
+        return data
+    except (OSError, subprocess.SubprocessError) as e:
+        _warn(f"running {cc} failed: {e}")
+        return None
+    finally:
+        for p in (tmp_c, tmp_so):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
 
 
 def load_in_place(src: str) -> Any:
@@ -1052,42 +1062,14 @@ def load_in_place(src: str) -> Any:
     return _load(src)
 
 
-def disk_cache_limit() -> int:
-    """The disk cache's size limit in bytes: ``$RUNETENSOR_JIT_CACHE_MAX_MB`` (default 256 MB)."""
-    try:
-        return int(float(os.environ.get("RUNETENSOR_JIT_CACHE_MAX_MB", "256")) * 1e6)
-    except ValueError:
-        return 256 * 10**6
-
-
 def _trim_disk_cache(folder: str, keep: str) -> None:
-    """Delete the kernel libraries used least recently (oldest modification time first) until the
-    folder's libraries fit ``disk_cache_limit()``; never ``keep``.  Safe with other processes: a
-    library that is loaded stays mapped, one that vanishes is compiled again."""
-    limit = disk_cache_limit()
-    files = []
+    """Delete the kernel libraries of ``folder`` used least recently until they fit
+    ``disk_cache_limit()``; never ``keep`` (a library's name)  (``_cache.trim``)."""
     try:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.name.startswith("k") and e.name.endswith(".so") and ".tmp" not in e.name:
-                    try:
-                        st = e.stat()
-                    except OSError:
-                        continue
-                    files.append((st.st_mtime, st.st_size, e.path))
+        f = _cache.private_folder(folder)
     except OSError:
         return
-    total = sum(f[1] for f in files)
-    for _, size, path in sorted(files):
-        if total <= limit:
-            break
-        if path == keep:
-            continue
-        try:
-            os.unlink(path)
-            total -= size
-        except OSError:
-            pass
+    _cache.trim(f, os.path.basename(keep))
 
 
 def _expands_read(members: list[Step], expands: dict) -> list[Step]:
