@@ -210,10 +210,10 @@ def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> T
 
     An integer dtype takes integers and integral floats (``2.0``); a non-integral float
     (``2.5``), NaN or infinity raises instead of being truncated (as bigarray does).  A bool
-    tensor takes ``True``/``False`` and the numbers 0 and 1.  Inside a transformation (``grad``,
-    ``jvp``, ``vmap``), a float or complex tensor may be filled from a one-element tensor: the
-    derivative flows from the value to every element (``full_like``, ``scalar`` and
-    ``scalar_like`` too).
+    tensor takes ``True``/``False`` and the numbers 0 and 1.  The value may be a one-element
+    tensor (its value is used); inside a transformation (``grad``, ``jvp``, ``vmap``) a float or
+    complex tensor is filled from it, so that the derivative flows from the value to every element
+    (``full_like``, ``scalar`` and ``scalar_like`` too).
 
     Raises:
         ValueError: if the value does not fit the dtype (out of range, not integral, NaN or
@@ -232,14 +232,22 @@ def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> T
 def _full(dtype: Any, shape: Any, value: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     shp = check_alloc(as_shape(shape, fname), d, fname)
-    if isinstance(value, Tensor) and value._backend.level > 0 and d.kind in "fc":
-        return _fill_traced(value, d, shp, fname)
+    if isinstance(value, Tensor):
+        if value._backend.level > 0 and d.kind in "fc":
+            return _fill_traced(value, d, shp, fname)
+        value = _one_value(value)
     value = store_value(value, d, fname)
     be = get_backend(backend)
     try:
         return wrap(be.full(shp, value, d), d, be)
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
+
+
+def _one_value(value: Tensor) -> Any:
+    """The Python scalar of a one-element tensor (a fill value); any other tensor as it is (refused by
+    ``store_value``)."""
+    return value._scalar() if value.size == 1 else value
 
 
 def _fill_traced(value: Tensor, d: DType, shape: tuple[int, ...], fname: str) -> Tensor:
@@ -322,8 +330,10 @@ def full_like(t: Tensor, value: Any) -> Tensor:
     [7, 7]
     """
     t = as_tensor(t, "full_like")
-    if isinstance(value, Tensor) and value._backend.level > 0 and t._dtype.kind in "fc":
-        return _fill_traced(value, t._dtype, t.shape, "full_like")
+    if isinstance(value, Tensor):
+        if value._backend.level > 0 and t._dtype.kind in "fc":
+            return _fill_traced(value, t._dtype, t.shape, "full_like")
+        value = _one_value(value)
     return _fill_like(t, store_value(value, t._dtype, "full_like"), "full_like")
 
 
@@ -370,8 +380,10 @@ def scalar_like(t: Tensor, value: Any) -> Tensor:
     rt.int16
     """
     t = as_tensor(t, "scalar_like")
-    if isinstance(value, Tensor) and value._backend.level > 0 and t._dtype.kind in "fc":
-        return _fill_traced(value, t._dtype, (), "scalar_like")
+    if isinstance(value, Tensor):
+        if value._backend.level > 0 and t._dtype.kind in "fc":
+            return _fill_traced(value, t._dtype, (), "scalar_like")
+        value = _one_value(value)
     value = store_value(value, t._dtype, "scalar_like")
     return wrap(t._backend.full((), value, t._dtype), t._dtype, t._backend)
 
@@ -439,6 +451,8 @@ def _asarray_on(obj: Any, dtype: Any, copy: Any, be: Any, chunks: Any) -> Tensor
             return _asarray_on(obj, dtype, copy, be, None)
     if isinstance(obj, Tensor) and obj._backend is not be:
         if obj._backend.level > 0:
+            from ._interop import refuse_derivative
+            refuse_derivative(obj, "asarray")
             raise ValueError(f"asarray: cannot move a tensor of a running transformation ({obj._backend.name}) "
                              f"to the {be.name} backend")
         obj = obj._backend.to_host(obj._data)

@@ -64,9 +64,9 @@ def refuse_derivative(t: Tensor, fname: str) -> None:
         from ._autodiff._trace import carries_derivative
         if carries_derivative(t):
             raise TypeError(f"{fname}: this tensor carries a derivative (it depends on the inputs of a running "
-                            "grad/vjp/jvp); converting it to NumPy or a buffer would drop it silently. Compute "
-                            "with runetensor operations, or convert rt.stop_gradient(t) to use its values as "
-                            "a constant (float(t), int(t) and t.item() read a Python scalar)")
+                            "grad/vjp/jvp); converting it to NumPy, a buffer or another backend would drop it "
+                            "silently. Compute with runetensor operations, or convert rt.stop_gradient(t) to use "
+                            "its values as a constant (float(t), int(t) and t.item() read a Python scalar)")
 
 
 # ---------------------------------------------------------------------------

@@ -758,7 +758,7 @@ def _checked_cts(name: str, cts: Any, tree: Any, lows: list, be: Backend) -> tup
             out.append(None)
             continue
         lv, tr = tree_flatten(c)
-        if len(lv) != st.n:
+        if len(lv) != st.n or (st.kind == "leaf") != (tr.kind == "leaf"):
             raise TypeError(f"custom_vjp {name}: bwd's cotangent for argument {i} has structure {tr!r:.80}; "
                             f"expected the argument's structure {st!r:.80} (or None)")
         fixed = []
