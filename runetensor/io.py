@@ -117,7 +117,10 @@ def _open_file(p: Any, fname: str, mode: str = "rb", encoding: str | None = None
     """
     flags = (os.O_RDWR if "+" in mode else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0) \
         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(p, flags)
+    try:
+        fd = os.open(p, flags)
+    except IsADirectoryError:  # opened for writing ("r+b")
+        raise IsADirectoryError(errno.EISDIR, f"{fname}: a directory, not a file", p) from None
     try:
         st = os.fstat(fd)
         if not _stat.S_ISREG(st.st_mode):

