@@ -32,6 +32,7 @@ import stat
 import tempfile
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -42,6 +43,8 @@ _SEAL = len(MAGIC) + 32
 MAX_KERNEL_BYTES = 1 << 28
 #: kernels kept loaded by the memory cache beyond those live programs use (least recently used dropped)
 MEMORY_KERNELS = 256
+#: verified folders kept open (one per configured folder: tests and tools switch between several)
+_OPEN_FOLDERS = 8
 
 _LOCK = threading.RLock()
 _BAD_SETTINGS: set = set()
@@ -148,13 +151,15 @@ class Folder:
     """A verified private cache folder: ``path`` (its real path), ``fd`` (an open descriptor of it)
     and ``ref`` (the path loads go through: ``/proc/self/fd/N`` where that exists, else ``path``)."""
 
-    __slots__ = ("path", "fd", "ref")
+    __slots__ = ("path", "fd", "ref", "__weakref__")
 
     def __init__(self, path: str, fd: int):
         self.path = path
         self.fd = fd
         ref = f"/proc/self/fd/{fd}"
         self.ref = ref if os.path.isdir(ref) else path
+        # closed once nothing uses it (a thread may still be compiling into it when it is replaced)
+        weakref.finalize(self, os.close, fd).atexit = False
 
     def private(self) -> bool:
         """Whether the folder still exists, belongs to the user and nobody else can write it."""
@@ -248,10 +253,6 @@ def private_folder(configured: str) -> Folder:
             if f.private():
                 return f
             del _FOLDERS[configured]
-            try:
-                os.close(f.fd)
-            except OSError:
-                pass
         try:
             f = open_private(configured)
         except Refused as e:
@@ -268,6 +269,8 @@ def private_folder(configured: str) -> Folder:
             except Refused as e2:
                 raise OSError(f"the temporary folder {tmp!r} is not private either: {e2}") from None
         _FOLDERS[configured] = f
+        while len(_FOLDERS) > _OPEN_FOLDERS:
+            del _FOLDERS[next(iter(_FOLDERS))]
         return f
 
 
@@ -340,9 +343,16 @@ def seal_file(folder: Folder, tmp: str, name: str) -> bytes:
     Raises:
         OSError: the file is not the user's regular file, or writing failed (a full disk).
     """
-    os.chmod(os.path.join(folder.path, tmp), 0o600)  # the linker's mode follows the umask
-    fd = os.open(tmp, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), dir_fd=folder.fd)
+    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
+        fd = os.open(tmp, flags, dir_fd=folder.fd)
+    except PermissionError:  # the linker's mode follows the umask (a umask of 0o7xx: not even ours)
+        os.chmod(tmp, 0o600, dir_fd=folder.fd)
+        fd = os.open(tmp, flags, dir_fd=folder.fd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)  # before anything is read from it: the linker's mode follows the umask
         st = _own_regular(fd)
         if st is None:
             raise OSError(f"the compiler's output {tmp!r} is not a regular file of yours")
@@ -350,7 +360,6 @@ def seal_file(folder: Folder, tmp: str, name: str) -> bytes:
         trailer = MAGIC + hashlib.sha256(body).digest()
         if os.write(fd, trailer) != len(trailer):
             raise OSError(errno.ENOSPC, f"could not seal {tmp!r} (disk full?)")
-        os.fchmod(fd, 0o600)
     finally:
         os.close(fd)
     os.replace(tmp, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
