@@ -892,5 +892,9 @@ def exponential_decay(init_value: float, transition_steps: int, decay_rate: floa
 
     return schedule
 
+from ._optim_extra import *  # noqa: E402,F401,F403  (lamb, radam, lars, adan, adafactor, more schedules, loss scaling)
+from ._optim_extra import __all__ as _extra_all  # noqa: E402
+__all__ += _extra_all
+
 # the __future__ import binds the name ``annotations``: not part of this namespace
 del annotations
