@@ -63,6 +63,7 @@ from . import random as random  # noqa: E402  (runetensor.random: functional ran
 from . import optim as optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)
 from . import datasets as datasets  # noqa: E402  (runetensor.datasets: minibatches, MNIST/CIFAR-10 readers)
 from . import metrics as metrics  # noqa: E402  (runetensor.metrics: accuracy, F1, ROC AUC...)
+from . import progress as progress  # noqa: E402  (runetensor.progress: progress lines for loops and long I/O)
 
 #: submodules imported on first use: ``rt.nn`` is an attribute after ``import runetensor as rt``
 #: without ``import runetensor`` paying for it (the stubs and ``dir(rt)`` list them)
