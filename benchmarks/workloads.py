@@ -1018,3 +1018,34 @@ def _mlp_jit_train_step(ctx):
 
 loaded("mlp_jit_train_step")
 loaded("digits_cnn_step")
+
+
+# ---------------------------------------------------------------------------
+# Data-parallel training (rt.pmap on the shared 2-worker LocalCluster).  The "numpy" column holds
+# the same step under rt.jit in this one process, so numpy/rt reads "single-process jit / pmap":
+# the scaling efficiency of two single-thread workers against one process (issue target >= 0.7).
+# ---------------------------------------------------------------------------
+@workload("pmap_digits_step", "digits CNN Adam step, global batch 512 in 8 shards, rt.pmap on a 2-worker "
+                              "LocalCluster (1 thread each); the numpy column is the same step under rt.jit in one "
+                              "process (numpy/rt = scaling efficiency)", target=0.7)
+def _pmap_digits_step(ctx):
+    rt = ctx.rt
+    from runetensor import optim
+    from runetensor.examples.digits import init_cnn
+    from runetensor.examples.digits_dp import make_step
+    client = _dask_cluster(ctx)
+    S, B = 8, 512
+    x = rt.asarray(ctx.rng.uniform(0, 1, (S, B // S, 1, 8, 8)).astype(ctx.np.float32))
+    y = rt.asarray(ctx.rng.integers(0, 10, (S, B // S)).astype(ctx.np.int32))
+    w = rt.ones(rt.float32, [S, B // S])
+    count = rt.scalar(rt.float32, float(B))
+    opt = optim.adam(1e-3)
+    params = init_cnn(rt.random.key(0))
+    state = opt.init(params)
+    step = make_step("cnn", opt)
+    axes = (None, None, 0, 0, 0, None)
+    dp = rt.pmap(step, "batch", in_axes=axes, out_axes=None, client=client)
+    one = rt.jit(rt.pmap(step, "batch", in_axes=axes, out_axes=None))  # one shard of 512: the plain step
+    x1, y1, w1 = rt.reshape(x, [1, B, 1, 8, 8]), rt.reshape(y, [1, B]), rt.reshape(w, [1, B])
+    return {"numpy": lambda: one(params, state, x1, y1, w1, count),
+            "runetensor": lambda: dp(params, state, x, y, w, count)}

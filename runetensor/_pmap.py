@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import sys
 import threading
-import uuid
 from typing import Any, Callable
 
 from ._autodiff._batch import BatchBackend
@@ -471,14 +470,14 @@ def pmap(f: Callable, axis_name: Any, in_axes: Any = 0, out_axes: Any = 0, clien
         raise TypeError("pmap: axis_name must not be None (collectives find the axis by it)")
     from ._autodiff._control import vmap
     local = vmap(f, in_axes, out_axes, axis_name=axis_name)
-    token = uuid.uuid4().hex
+    cache: dict = {}  # the cluster form's pickled program and plan, per argument structure
 
     def pf(*args: Any) -> Any:
         c = client if client is not None else _current_client()
         if c is None or state.stack or _traced(args):
             return local(*args)
         from ._pmap_cluster import run_cluster
-        return run_cluster(c, f, token, axis_name, in_axes, out_axes, jit, args)
+        return run_cluster(c, f, cache, axis_name, in_axes, out_axes, jit, args)
 
     pf.__name__ = getattr(f, "__name__", "pmapped")
     pf.__doc__ = getattr(f, "__doc__", None)

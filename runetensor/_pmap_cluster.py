@@ -7,9 +7,10 @@ The driver (:func:`run_cluster`) cuts the call into phases (see :mod:`runetensor
   holding the shared arguments;
 * phase ``k``: one task per shard (:func:`_phase`) runs ``f`` with the results of the first ``k``
   collectives and returns either the values reaching collective ``k`` or ``f``'s outputs;
-* a collective: the shards' values combined by a tree of tasks (:func:`_combine`) in the order
-  of :func:`runetensor._pmap._tree`, then :func:`_root` (``pmean``'s division); ``all_gather`` is
-  one task stacking the shards in order.
+* a collective: the shards' values combined by a tree of tasks in the order of
+  :func:`runetensor._pmap._tree` (subtrees of up to :data:`GROUP` shards in one task,
+  :func:`_subtree`; larger trees joined by :func:`_combine`; ``pmean``'s division at the root);
+  ``all_gather`` is one task stacking the shards in order.
 
 Every task is a pure function of its inputs (data travel inside the tasks, not as scattered
 data), so Dask recomputes whatever a lost worker held.  Workers keep each function's compiled
@@ -17,7 +18,9 @@ phases (``rt.jit``) in :data:`_WORKER_FNS`, keyed by the ``pmap`` token.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
+import pickle
 import threading
 import uuid
 from typing import Any, Callable
@@ -25,15 +28,18 @@ from typing import Any, Callable
 import numpy as np
 
 from ._autodiff._pytree import tree_flatten, tree_unflatten
-from ._pmap import _BINARY, _Reached, _ShardContext, _digest, _finish, _shard, _split
+from ._pmap import _BINARY, _Reached, _ShardContext, _digest, _finish, _shard, _split, _tree
 
 __all__ = ["run_cluster"]
 
-#: per worker process: pmap token -> the function running one phase of one shard
-_WORKER_FNS: dict[str, Callable] = {}
+#: per worker process: the per-shard program's digest -> (the function running one phase of one
+#: shard, in_axes per argument leaf, out_axes)
+_WORKER_FNS: dict[str, tuple] = {}
 _LOCK = threading.Lock()
-#: how many pmap tokens a worker keeps compiled phases for (oldest dropped first)
+#: how many per-shard programs a worker keeps compiled phases for (oldest dropped first)
 MAX_FUNCTIONS = 16
+#: shards whose part of a collective's tree is one task
+GROUP = 8
 
 
 # ---------------------------------------------------------------------------
@@ -93,18 +99,20 @@ def _to_host(x: Any) -> Any:
 
 
 def _phase(spec: tuple, s: int, shared: list, mine: list, supplied: list) -> tuple:
-    """Phase ``len(supplied)`` of shard ``s``.  Returns ``("reach", op, arrays)`` or
-    ``("done", out_tree, arrays or None per output leaf, digests of the out_axes=None leaves, out_axes
-    per leaf)``
-    (only shard 0 sends the replicated outputs' data; the others send their digests)."""
-    token, f, tree, axes, name, n, use_jit, out_axes = spec
+    """Phase ``len(supplied)`` of shard ``s`` of the program ``spec`` (its digest and pickle).
+    Returns ``("reach", op, axis name, arrays)`` or ``("done", out_tree, arrays or None per output
+    leaf, digests of the out_axes=None leaves, out_axes per leaf)`` (only shard 0 sends the
+    replicated outputs' data; the others send their digests)."""
+    digest, blob = spec
     import runetensor as rt
     with _LOCK:
-        fn = _WORKER_FNS.get(token)
-        if fn is None:
+        got = _WORKER_FNS.get(digest)
+        if got is None:
             while len(_WORKER_FNS) >= MAX_FUNCTIONS:
                 _WORKER_FNS.pop(next(iter(_WORKER_FNS)))
-            fn = _WORKER_FNS[token] = _shard_runner(f, tree, name, n, use_jit)
+            f, tree, axes, name, n, use_jit, out_axes = pickle.loads(blob)
+            got = _WORKER_FNS[digest] = (_shard_runner(f, tree, name, n, use_jit), axes, out_axes, name)
+    fn, axes, out_axes, name = got
     it_shared, it_mine = iter(shared), iter(mine)
     leaves = [_to_tensor(next(it_mine) if a is not None else next(it_shared)) for a in axes]
     sup = [[_to_tensor(a) for a in vals] for vals in supplied]
@@ -136,24 +144,36 @@ def _meta(r: tuple) -> tuple:
     return ("done",)
 
 
-def _vals(x: Any) -> list:
-    return x[3] if isinstance(x, tuple) else x
+def _vals(x: Any, op: str, name: Any) -> list:
+    """The values of a shard's phase result (checked to be at collective ``op`` over ``name``), or
+    a partial result of the tree."""
+    if isinstance(x, tuple):
+        if x[0] != "reach" or x[1] != op or x[2] != name:
+            raise PlanMismatch(f"pmap: a shard reached {_say(_meta(x))}, the plan says {op} over {name!r}")
+        return x[3]
+    return x
 
 
-def _combine(op: str, a: Any, b: Any) -> list:
+def _combine(op: str, name: Any, n: int, a: Any, b: Any) -> list:
     """One node of a collective's tree: ``a op b`` per value (NumPy backend primitives, as the
-    ``vmap`` form uses)."""
+    ``vmap`` form uses); ``n`` > 0 at the root: finish the collective over ``n`` shards."""
     P = _numpy_backend()
-    return [P.binary(_BINARY[op], x, y) for x, y in zip(_vals(a), _vals(b))]
+    out = [P.binary(_BINARY[op], x, y) for x, y in zip(_vals(a, op, name), _vals(b, op, name))]
+    return [np.array(_finish(P, op, v, n), copy=True) for v in out] if n else out
 
 
-def _root(op: str, n: int, x: Any) -> list:
+def _subtree(op: str, name: Any, n: int, *rs: Any) -> list:
+    """A whole subtree of shards in one task (the same order as the tree of tasks)."""
     P = _numpy_backend()
-    return [np.array(_finish(P, op, v, n), copy=True) for v in _vals(x)]
+    vals = [_vals(r, op, name) for r in rs]
+    out = [_tree(P, _BINARY[op], list(vs)) for vs in zip(*vals)]
+    if len(rs) == 1:
+        out = [np.array(v, copy=True) for v in out]
+    return [np.array(_finish(P, op, v, n), copy=True) for v in out] if n else out
 
 
-def _gather_all(*rs: Any) -> list:
-    return [np.stack(vs) for vs in zip(*(_vals(r) for r in rs))]
+def _gather_all(op: str, name: Any, *rs: Any) -> list:
+    return [np.stack(vs) for vs in zip(*(_vals(r, op, name) for r in rs))]
 
 
 def _ident(x: Any) -> Any:
@@ -185,9 +205,18 @@ def _dask_array(x: Any) -> Any:
     return None
 
 
-def run_cluster(client: Any, f: Callable, token: str, name: Any, in_axes: Any, out_axes: Any,
+class PlanMismatch(ValueError):
+    """A shard reached another collective than the plan recorded on an earlier call (the driver
+    then runs the call again, finding the collectives phase by phase)."""
+
+
+def run_cluster(client: Any, f: Callable, cache: dict, name: Any, in_axes: Any, out_axes: Any,
                 use_jit: bool, args: tuple) -> Any:
-    """``pmap(f)(*args)`` with each shard's phases as tasks of ``client``'s cluster."""
+    """``pmap(f)(*args)`` with each shard's phases as tasks of ``client``'s cluster.
+
+    ``cache`` (one per ``pmap``) maps the arguments' structure to the pickled per-shard program
+    and, after a first call, its *plan* (the collectives in order): later calls submit every
+    phase at once and wait once."""
     import runetensor as rt
     from ._autodiff._control import _names, _prefix
 
@@ -214,6 +243,12 @@ def run_cluster(client: Any, f: Callable, token: str, name: Any, in_axes: Any, o
     if not sizes:
         raise ValueError("pmap: no argument is mapped (all in_axes are None): map at least one over the shards")
     n = next(iter(sizes.values()))
+    ent = cache.get((tree, tuple(norm), n))
+    if ent is None:
+        import cloudpickle
+        blob = cloudpickle.dumps((f, tree, tuple(norm), name, n, use_jit, out_axes))
+        ent = cache[(tree, tuple(norm), n)] = {"spec": (hashlib.blake2b(blob, digest_size=16).hexdigest(), blob),
+                                               "plan": None}
     call = f"rt-pmap-{uuid.uuid4().hex[:12]}"
     futs: list = []  # every future of this call (released at the end)
 
@@ -245,23 +280,53 @@ def run_cluster(client: Any, f: Callable, token: str, name: Any, in_axes: Any, o
                 for s in range(n):
                     mine[s].append(np.array(arr[s], copy=True))
         data_f = [submit(_ident, mine[s], key=f"data-{s}") for s in range(n)]
-        spec = (token, f, tree, tuple(norm), name, n, use_jit, out_axes)
-        supplied: list = []
-        for k in itertools.count():
-            ph = [submit(_phase, spec, s, shared_f, data_f[s], list(supplied), key=f"phase{k}-{s}") for s in range(n)]
-            metas = client.gather([submit(_meta, p, key=f"meta{k}-{s}") for s, p in enumerate(ph)])
-            kinds = {m[0] for m in metas}
-            if kinds == {"done"}:
-                return _assemble(client.gather(ph), n, out_axes)
-            if len(set(metas)) != 1:
-                raise ValueError(f"pmap: the shards reached different collectives at collective {k} (shard 0: "
-                                 f"{_say(metas[0])}; " + "; ".join(f"shard {s}: {_say(m)}" for s, m in
-                                                                     enumerate(metas) if m != metas[0])
-                                 + "): f must call the same collectives, in the same order, on every shard")
-            op = metas[0][1]
-            supplied.append(_collect(submit, op, ph, n, k))
+        spec = ent["spec"]
+        if ent["plan"] is not None:
+            try:
+                return _planned(client, submit, spec, ent["plan"], name, shared_f, data_f, n, out_axes)
+            except PlanMismatch:
+                ent["plan"] = None
+        out, ent["plan"] = _discover(client, submit, spec, name, shared_f, data_f, n, out_axes)
+        return out
     finally:
         futs.clear()  # the call's futures are released: the workers drop their results
+
+
+def _planned(client: Any, submit: Callable, spec: tuple, plan: list, name: Any, shared_f: Any, data_f: list,
+             n: int, out_axes: Any) -> Any:
+    """Every phase submitted at once, following ``plan``; one wait for the outputs."""
+    supplied: list = []
+    for k, op in enumerate(plan):
+        ph = [submit(_phase, spec, s, shared_f, data_f[s], list(supplied), key=f"phase{k}-{s}") for s in range(n)]
+        supplied.append(_collect(submit, op, name, ph, n, k))
+    k = len(plan)
+    ph = [submit(_phase, spec, s, shared_f, data_f[s], list(supplied), key=f"phase{k}-{s}") for s in range(n)]
+    results = client.gather(ph)
+    if any(r[0] != "done" for r in results):
+        raise PlanMismatch("pmap: a shard went on past the planned collectives")
+    return _assemble(results, n, out_axes)
+
+
+def _discover(client: Any, submit: Callable, spec: tuple, name: Any, shared_f: Any, data_f: list, n: int,
+              out_axes: Any) -> tuple:
+    """Phase by phase, learning which collective each phase ends at; returns the outputs and the plan."""
+    supplied: list = []
+    plan: list = []
+    for k in itertools.count():
+        ph = [submit(_phase, spec, s, shared_f, data_f[s], list(supplied), key=f"phase{k}-{s}") for s in range(n)]
+        metas = client.gather([submit(_meta, p, key=f"meta{k}-{s}") for s, p in enumerate(ph)])
+        kinds = {m[0] for m in metas}
+        if kinds == {"done"}:
+            return _assemble(client.gather(ph), n, out_axes), plan
+        if len(set(metas)) != 1:
+            raise ValueError(f"pmap: the shards reached different collectives at collective {k} (shard 0: "
+                             f"{_say(metas[0])}; " + "; ".join(f"shard {s}: {_say(m)}" for s, m in
+                                                                 enumerate(metas) if m != metas[0])
+                             + "): f must call the same collectives, in the same order, on every shard")
+        op = metas[0][1]
+        plan.append(op)
+        supplied.append(_collect(submit, op, name, ph, n, k))
+    raise AssertionError("unreachable")
 
 
 def _say(m: tuple) -> str:
@@ -270,17 +335,20 @@ def _say(m: tuple) -> str:
     return f"{m[1]} over {m[2]!r} of {len(m[3])} tensors {[s for s, _ in m[3]]}"
 
 
-def _collect(submit: Callable, op: str, ph: list, n: int, k: int) -> Any:
-    """The tree of tasks combining the shards' values for collective ``k``; returns the root future."""
+def _collect(submit: Callable, op: str, name: Any, ph: list, n: int, k: int) -> Any:
+    """The tasks combining the shards' values for collective ``k`` in the fixed tree; returns the
+    root future.  A subtree of at most :data:`GROUP` shards is one task (fewer hops between
+    workers and the scheduler); larger ones are split as the tree splits them."""
     if op == "all_gather":
-        return submit(_gather_all, *ph, key=f"coll{k}-gather")
+        return submit(_gather_all, op, name, *ph, key=f"coll{k}-gather")
 
     def tree(lo: int, hi: int) -> Any:
-        if hi - lo == 1:
-            return ph[lo]
+        last = n if (lo, hi) == (0, n) else 0
+        if hi - lo <= GROUP:
+            return submit(_subtree, op, name, last, *ph[lo:hi], key=f"coll{k}-{lo}-{hi}")
         h = lo + _split(hi - lo)
-        return submit(_combine, op, tree(lo, h), tree(h, hi), key=f"coll{k}-{lo}-{hi}")
-    return submit(_root, op, n, tree(0, n), key=f"coll{k}-root")
+        return submit(_combine, op, name, last, tree(lo, h), tree(h, hi), key=f"coll{k}-{lo}-{hi}")
+    return tree(0, n)
 
 
 def _assemble(results: list, n: int, out_axes: Any) -> Any:
