@@ -289,6 +289,7 @@ _ALIAS_CASES = {
     "argument_passed_twice": (lambda x, y, c: x * 2 + y, 0, lambda x, y, c: (x, x)),
     "argument_and_its_view": (lambda x, y, c: x * 2 + y, 0, lambda x, y, c: (x, x[::-1])),
     "donated_captured_read": (lambda x, y, c: x * 2 + y + c, 0, lambda x, y, c: (c, y)),
+    "donated_captured_dead_read": (lambda x, y, c: (c * 5, x * 2 + y)[1], 0, lambda x, y, c: (c, y)),
     "donated_captured_returned": (lambda x, y, c: (x * 2 + y, c), 0, lambda x, y, c: (c, y)),
     "donated_captured_twice": (lambda x, y, c: (x * 2 + y, y * 3), (0, 1), lambda x, y, c: (c, c)),
     "returned_argument": (lambda x, y, c: (x * 2 + y, x), 0, lambda x, y, c: (x, y)),

@@ -147,13 +147,18 @@ class Program:
         self.avals = B.avals
         self.outs = outs
         self.out_tree = out_tree
+        # the captured tensors: what any traced step touched (dead steps included) and the tensors
+        # returned as they are; a donated argument sharing memory with one of them is not reused
+        cap = {id(v): v for s in B.steps for k, v in s.ins if k == "c" and hasattr(v, "shape")}
+        cap.update((id(o._data), o._data) for k, o, _ in outs if k == "c" and isinstance(o, Tensor))
+        self.captured = list(cap.values())
         self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"}, n_in)
         self.kernels = 0
         marker = object()
         self.single = len(outs) == 1 and outs[0][0] == "s" and tree_unflatten(out_tree, [marker]) is marker
         self.donate: tuple = ()      # donated input slots (set by rt.jit)
         self.donations: list = []    # (input slot, plan index) where the result goes into the input's buffer
-        self.consts: list = []       # array constants of the plan (captured tensors): never donated over
+        self.consts: list = []       # captured tensors when donations are planned: never donated over
         self._plan()
 
     def _plan(self) -> None:
@@ -218,10 +223,7 @@ class Program:
                 self.donations.append((d, i, None, None))
                 break
         if self.donations:
-            # captured handles: the steps' array constants and the tensors returned as they are (an
-            # output that is a captured tensor passed as the donated argument must keep its contents)
-            self.consts = [v for v in self.env0[self.nslots:] if hasattr(v, "shape")]
-            self.consts += [o._data for k, o, _ in self.outs if k == "c" and isinstance(o, Tensor)]
+            self.consts = self.captured
 
     def _fused_donation(self, s: Step, d: int, av: tuple, alias: set, out_slots: set, taken: set) -> tuple | None:
         """``(result index, kernel)`` for a compiled step that may write a result into donated input
