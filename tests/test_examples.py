@@ -63,7 +63,8 @@ def test_command_line_save_and_load(tmp_path, capsys):
     assert digits_mlp.main(["--epochs", "2", "--train-size", "256", "--save", path]) == 0
     out, err = capsys.readouterr()
     assert "training the mlp" in out and "saved the parameters" in out
-    assert "\r" in err and "epoch 2/2" in err and err.endswith("\n")   # the progress bar
+    # the progress line (rt.progress): into a pipe or file, plain lines (one per epoch here), no \r frames
+    assert "\r" not in err and "epoch 2/2  4/4 [" in err and err.endswith("\n")
     trained = out.split("test accuracy ")[1].split("%")[0]
     assert D.main(["--load", path]) == 0
     out, _ = capsys.readouterr()
@@ -82,3 +83,37 @@ def test_errors(tmp_path):
     rio.save_safetensors(path, {"w": rt.zeros(rt.float32, [2])}, metadata={"model": "mlp"})
     with pytest.raises(ValueError, match="the mlp model needs"):
         D.load_params(path)
+
+
+def test_history_per_epoch(data):
+    r = D.train("mlp", epochs=3, train_size=256, batch_size=32, data=data, progress=None)
+    assert sorted(r.history) == ["loss", "test_accuracy", "train_accuracy"]
+    assert all(len(v) == 3 for v in r.history.values())
+    assert r.history["loss"][0] == pytest.approx(sum(r.losses[:8]) / 8)
+    assert r.history["test_accuracy"][-1] == r.test_accuracy
+    assert r.history["loss"][-1] < r.history["loss"][0]
+
+
+def test_plot_writes_the_curves(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "curves.png"
+    assert digits_mlp.main(["--epochs", "2", "--train-size", "128", "--quiet", "--plot", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+    assert f"wrote the training curves to {path}" in capsys.readouterr().out
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(tmp_path, monkeypatch, capsys):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(SystemExit):
+        D.main(["--epochs", "1", "--plot", str(tmp_path / "x.png")])
+    assert "pip install 'runetensor[plot]'" in capsys.readouterr().err
+    with pytest.raises(ModuleNotFoundError, match="runetensor\\[plot\\]"):
+        D.plot_history({"loss": [1.0]}, str(tmp_path / "y.png"))

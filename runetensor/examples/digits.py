@@ -6,6 +6,7 @@ Run it::
     python -m runetensor.examples.digits --model mlp     # the MLP (or: -m runetensor.examples.digits_mlp)
     python -m runetensor.examples.digits --save digits.safetensors
     python -m runetensor.examples.digits --load digits.safetensors   # evaluate saved parameters
+    python -m runetensor.examples.digits --plot curves.png           # loss/accuracy curves (matplotlib)
 
 The data are the 1797 8x8 grey-level images bundled with scikit-learn
 (``sklearn.datasets.load_digits``: nothing is downloaded), scaled to ``[0, 1]``
@@ -36,7 +37,7 @@ from runetensor import nn, optim
 import runetensor.io as rio
 
 __all__ = ["MODELS", "Data", "TrainResult", "load_data", "init_cnn", "cnn", "init_mlp", "mlp",
-           "loss_fn", "accuracy", "train", "save_params", "load_params", "main"]
+           "loss_fn", "accuracy", "train", "save_params", "load_params", "plot_history", "main"]
 
 #: the key of the fixed train/test split (independent of the training seed)
 SPLIT_SEED = 0
@@ -187,16 +188,9 @@ class TrainResult(NamedTuple):
     losses: list[float]            # the training loss of every step, in order
     test_accuracy: float
     seconds: float                 # wall time of the training loop (data loading excluded)
-
-
-def _bar(stream: TextIO, epoch: int, epochs: int, step: int, steps: int, loss: float, acc: float,
-         elapsed: float, width: int = 24) -> None:
-    """Redraw the one-line progress bar in place (``\\r``, plain text)."""
-    done = width * step // steps
-    stream.write(f"\repoch {epoch:>{len(str(epochs))}}/{epochs} [{'#' * done}{'.' * (width - done)}] "
-                 f"{step:>{len(str(steps))}}/{steps}  loss {loss:.4f}  train acc {100 * acc:5.1f}%  "
-                 f"{elapsed:5.1f}s")
-    stream.flush()
+    #: per epoch: "loss" (mean training loss), "train_accuracy" (on the epoch's batches, before
+    #: each step), "test_accuracy" (after the epoch)
+    history: dict[str, list[float]]
 
 
 def train(model: str = "cnn", *, epochs: int | None = None, batch_size: int = 64, lr: float | None = None,
@@ -212,7 +206,8 @@ def train(model: str = "cnn", *, epochs: int | None = None, batch_size: int = 64
         seed: the training seed: initialisation and batch order depend on it alone.
         train_size: train on the first ``train_size`` training images only (default: all 1437).
         data: the data set (default: :func:`load_data`).
-        progress: where the progress bar goes (default stderr); ``None`` for none.
+        progress: where the progress line goes (default stderr; ``rt.progress``: redrawn on a
+            terminal, a plain line per epoch in a file or pipe); ``None`` for none.
     Returns:
         A :class:`TrainResult`.
     Raises:
@@ -244,10 +239,13 @@ def train(model: str = "cnn", *, epochs: int | None = None, batch_size: int = 64
     value_and_grad = rt.value_and_grad(loss_and_logits, has_aux=True)   # the logits come back as aux
 
     losses: list[float] = []
+    history: dict[str, list[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     start = time.perf_counter()
     for epoch in range(epochs):
         order = rt.random.permutation(rt.random.fold_in(k_shuffle, epoch), n)
         seen = correct = 0
+        bar = rt.progress.Progress(total=steps, desc=f"epoch {epoch + 1:>{len(str(epochs))}}/{epochs}",
+                                   file=progress, disable=progress is None)
         for step in range(steps):
             idx = order[step * batch_size:(step + 1) * batch_size]
             xb, yb = x_train[idx], y_train[idx]
@@ -255,15 +253,16 @@ def train(model: str = "cnn", *, epochs: int | None = None, batch_size: int = 64
             updates, state = opt.update(grads, state, params)
             params = optim.apply_updates(params, updates)
             losses.append(float(loss))
-            if progress is not None:   # the batch's accuracy before the step, from the aux logits
-                seen += idx.shape[0]
-                correct += int(rt.sum(rt.equal(rt.cast(rt.argmax(logits, axis=-1), rt.int32), yb)))
-                _bar(progress, epoch + 1, epochs, step + 1, steps, losses[-1], correct / seen,
-                     time.perf_counter() - start)
-        if progress is not None:
-            progress.write("\n")
+            # the batch's accuracy before the step, from the aux logits
+            seen += idx.shape[0]
+            correct += int(rt.sum(rt.equal(rt.cast(rt.argmax(logits, axis=-1), rt.int32), yb)))
+            bar.update(1, loss=f"{losses[-1]:.4f}", train_acc=f"{100 * correct / seen:5.1f}%")
+        bar.close()
+        history["loss"].append(sum(losses[-steps:]) / steps)
+        history["train_accuracy"].append(correct / seen)
+        history["test_accuracy"].append(accuracy(params, apply, data.x_test, data.y_test))
     seconds = time.perf_counter() - start
-    return TrainResult(params, losses, accuracy(params, apply, data.x_test, data.y_test), seconds)
+    return TrainResult(params, losses, history["test_accuracy"][-1], seconds, history)
 
 
 # ---------------------------------------------------------------------------
@@ -311,6 +310,48 @@ def load_params(path: str) -> tuple[dict[str, rt.Tensor], str, dict[str, str]]:
 
 
 # ---------------------------------------------------------------------------
+# plots
+# ---------------------------------------------------------------------------
+def plot_history(history: dict[str, list[float]], path: str, title: str = "") -> None:
+    """Write the loss and accuracy curves of a training history to an image file (matplotlib).
+
+    Args:
+        history: per-epoch lists, as :class:`TrainResult`'s ``history`` (``"loss"`` and any
+            ``"*accuracy"`` keys).
+        path: the image file (its extension picks the format: ``.png``, ``.pdf``, ``.svg``...).
+        title: the figure's title.
+    Raises:
+        ModuleNotFoundError: if matplotlib is not installed (``pip install 'runetensor[plot]'``).
+    """
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("plot_history: --plot needs matplotlib, an optional extra: "
+                                  "pip install 'runetensor[plot]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")   # files only: no window, no display needed
+    import matplotlib.pyplot as plt
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
+    epochs = range(1, len(history["loss"]) + 1)
+    ax_loss.plot(epochs, history["loss"], marker="o", label="training loss")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("mean cross-entropy")
+    ax_loss.legend()
+    for key, values in history.items():
+        if key.endswith("accuracy"):
+            ax_acc.plot(epochs, [100 * v for v in values], marker="o", label=key.replace("_", " "))
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("accuracy (%)")
+    ax_acc.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------------------
 # command line
 # ---------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None, default_model: str = "cnn") -> int:
@@ -337,7 +378,14 @@ def main(argv: Sequence[str] | None = None, default_model: str = "cnn") -> int:
     p.add_argument("--save", metavar="PATH", help="save the trained parameters (safetensors)")
     p.add_argument("--load", metavar="PATH", help="evaluate saved parameters instead of training")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--plot", metavar="FILE", help="write the loss and accuracy curves to FILE (.png, .pdf, .svg; "
+                   "needs matplotlib: pip install 'runetensor[plot]')")
     args = p.parse_args(argv)
+    if args.plot and not args.load:
+        try:
+            import matplotlib  # noqa: F401  (checked before training, not after)
+        except ModuleNotFoundError:
+            p.error("--plot needs matplotlib, an optional extra: pip install 'runetensor[plot]'")
 
     data = load_data()
     if args.load:
@@ -356,6 +404,9 @@ def main(argv: Sequence[str] | None = None, default_model: str = "cnn") -> int:
         save_params(args.save, res.params, args.model, seed=args.seed,
                     test_accuracy=f"{res.test_accuracy:.6f}")
         print(f"saved the parameters to {args.save}")
+    if args.plot:
+        plot_history(res.history, args.plot, title=f"{args.model} on the digits (seed {args.seed})")
+        print(f"wrote the training curves to {args.plot}")
     return 0
 
 
