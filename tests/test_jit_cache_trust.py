@@ -112,11 +112,37 @@ def test_planted_library_in_folder_others_can_write_is_not_loaded(tmp_path, mode
     for n in names:
         (shared / n).write_bytes(evil)
     os.chmod(shared, mode)
-    out = _child(tmp_path, shared)
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir(mode=0o700)
+    out = _child(tmp_path, shared, extra={"TMPDIR": str(tmpdir)})
     assert not marker.exists(), "a planted library's constructor ran"
     assert "not using the kernel cache folder" in out and "others can write" in out
     assert out.count("not using the kernel cache folder") == 1
     assert "COMPILES 1" in out  # compiled into a private folder instead
+    assert os.listdir(tmpdir) == []  # which is removed at exit
+    assert sorted(os.listdir(shared)) == names  # and the shared folder was not written to
+
+
+@needs_cc
+@needs_root
+@pytest.mark.parametrize("parent", ["foreign", "group_writable"])
+def test_cache_under_a_parent_others_control_is_refused(tmp_path, parent):
+    names = _kernel_names(tmp_path)
+    marker = tmp_path / "marker"
+    top = tmp_path / "top"
+    cache = top / "cache"
+    cache.mkdir(parents=True, mode=0o700)
+    for n in names:
+        (cache / n).write_bytes(_evil(tmp_path, marker))
+    if parent == "foreign":
+        os.chown(top, 65534, 65534)
+        os.chmod(top, 0o755)
+    else:
+        os.chmod(top, 0o775)
+    out = _child(tmp_path, cache)
+    assert not marker.exists()
+    assert "not using the kernel cache folder" in out and "its parent" in out, out
+    assert "COMPILES 1" in out
 
 
 @needs_cc
