@@ -110,7 +110,8 @@ ENABLED = True
 
 
 def clear_memory_cache() -> None:
-    """Forget the kernels loaded in this process (the disk cache stays)."""
+    """Forget the kernels loaded in this process (the disk cache stays); those no cached program
+    uses are unloaded, the others once their programs are gone."""
     _MEM.clear()
 
 
