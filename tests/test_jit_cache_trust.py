@@ -416,3 +416,44 @@ def test_threads_calling_while_programs_are_evicted(monkeypatch, static):
     assert not wrong
     st = rt.jit_stats(f)
     assert st["cache_size"] <= 2 and st["evictions"] > 0
+
+
+UNLOAD_CHILD = textwrap.dedent("""
+    import gc, os
+    import numpy as np
+    import runetensor as rt
+    from runetensor._jit import _cache, _fuse
+    _cache.MEMORY_KERNELS = 0  # only programs keep kernels loaded
+    folder = os.path.realpath(os.environ["RUNETENSOR_JIT_CACHE"])
+
+    def loaded():
+        with open("/proc/self/maps") as fh:
+            return {ln.split(None, 5)[5].strip() for ln in fh if len(ln.split(None, 5)) == 6
+                    and ln.split(None, 5)[5].startswith(folder)}
+
+    xn = np.linspace(-1, 1, 40)
+    x = rt.asarray(xn)
+    fs = [rt.jit(lambda a, k=k: rt.tanh(a) * k + a) for k in (2.0, 3.0, 4.0)]
+    for f in fs:
+        f(x)
+    _fuse.clear_memory_cache()
+    gc.collect()
+    print("LIVE", len(loaded()))
+    for _ in range(3):  # the programs still call their kernels
+        for k, f in zip((2.0, 3.0, 4.0), fs):
+            assert np.allclose(np.asarray(f(x)), np.tanh(xn) * k + xn)
+            assert rt.jit_stats(f)["compiles"] == 1
+    del f
+    fs.clear()
+    gc.collect()
+    print("AFTER", len(loaded()))
+""")
+
+
+@needs_cc
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="counts mapped libraries in /proc/self/maps")
+def test_kernels_unload_only_when_no_program_uses_them(tmp_path):
+    out = _child(tmp_path, tmp_path / "cache", UNLOAD_CHILD)
+    words = out.split()
+    live, after = int(words[words.index("LIVE") + 1]), int(words[words.index("AFTER") + 1])
+    assert live == 3 and after == 0, out
