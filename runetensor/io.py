@@ -289,6 +289,34 @@ def _le_bytes(t: Tensor) -> bytes:
 
 
 _CHUNK = 1 << 24
+#: reads and writes of at least this many bytes report through rt.progress, once they have taken
+#: PROGRESS_DELAY seconds (silence it with rt.progress.set_enabled(False) or RUNETENSOR_PROGRESS=0)
+PROGRESS_BYTES = 1 << 28
+PROGRESS_DELAY = 2.0
+
+
+def _progress(nbytes: int, what: str) -> Any:
+    """A :class:`runetensor.progress.Progress` over ``nbytes`` in 16 MiB chunks, or None for small data."""
+    if nbytes < PROGRESS_BYTES:
+        return None
+    from .progress import Progress
+    return Progress(total=-(-nbytes // _CHUNK), desc=f"{what} {nbytes / 2**30:.2f} GiB", unit="chunk",
+                    delay=PROGRESS_DELAY)
+
+
+def _readinto(f: Any, buf: Any) -> int:
+    """``f.readinto(buf)`` in 16 MiB chunks (with progress for large data); the bytes read."""
+    if len(buf) < PROGRESS_BYTES:
+        return f.readinto(buf) if len(buf) else 0
+    mv, got, bar = builtins.memoryview(buf), 0, _progress(len(buf), "reading")
+    while got < len(buf):
+        k = f.readinto(mv[got:got + _CHUNK])
+        if not k:
+            break
+        got += k
+        bar.update(1)
+    bar.close()
+    return got
 
 
 def _write_le(f: Any, t: Tensor) -> None:
@@ -302,9 +330,14 @@ def _write_le(f: Any, t: Tensor) -> None:
     flat = be.reshape(h, (n,))
     if flat is not None:  # C-contiguous (or flattenable as a view): slices of the flat view
         step = max(1, _CHUNK // d.itemsize)
+        bar = _progress(n * d.itemsize, "writing")
         for i in range(0, n, step):
             part = be.view_index(flat, (slice(i, min(n, i + step), 1),))
             f.write(_le_bytes(wrap(part, d, be)))
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
         return
     # a strided view: blocks of whole rows along axis 0 (each block is C order), recursing into big rows
     rows = h.shape[0]
@@ -548,7 +581,7 @@ def _read_npy_stream(f: Any, fname: str, where: str, dtype: DType | None, avail:
     _check_limit(nbytes, limit, max_bytes, fname, where, f"shape {shape} of {d}")
     if trusted and avail is not None:
         buf = bytearray(nbytes)
-        got = f.readinto(buf) if nbytes else 0
+        got = _readinto(f, buf)
     else:  # the claimed size may be a lie (a corrupt zip directory): grow with the data actually read
         buf = bytearray()
         while len(buf) < nbytes:
@@ -935,7 +968,7 @@ def load_safetensors(path: Any, mmap: bool = False, return_metadata: bool = Fals
         else:
             _check_limit(size - 8 - n, limit, max_bytes, fname, where, "the data")
             buf = bytearray(size - 8 - n)
-            if f.readinto(buf) != len(buf):
+            if _readinto(f, buf) != len(buf):
                 raise ValueError(f"{fname}: {where} is truncated")
             base = 0
     try:

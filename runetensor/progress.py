@@ -103,6 +103,8 @@ class Progress:
         disable: True: write nothing; False/None: write unless silenced globally.
         leave: keep the final line (True, default) or, on a terminal, erase it.
         width: the bar's width in characters.
+        delay: write nothing (not even the final line) until this many seconds have passed since
+            the start: work that ends sooner leaves no trace (default 0).
     Raises:
         TypeError: for a ``total`` that is not an integer, or a ``file`` without ``write``.
         ValueError: for a negative ``total`` or ``interval``.
@@ -120,7 +122,7 @@ class Progress:
 
     def __init__(self, iterable: Iterable[Any] | None = None, total: int | None = None, desc: str = "", *,
                  unit: str = "it", file: TextIO | None = None, interval: float | None = None,
-                 disable: bool | None = None, leave: bool = True, width: int = 24) -> None:
+                 disable: bool | None = None, leave: bool = True, width: int = 24, delay: float = 0.0) -> None:
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
         if total is not None:
@@ -140,6 +142,9 @@ class Progress:
             interval = 0.1 if self.tty else 10.0
         if not interval >= 0:
             raise ValueError(f"Progress: interval must be >= 0 seconds, got {interval}")
+        if not delay >= 0:
+            raise ValueError(f"Progress: delay must be >= 0 seconds, got {delay}")
+        self.delay = float(delay)
         self.iterable, self.total, self.desc, self.unit = iterable, total, str(desc), str(unit)
         self.interval, self.disable, self.leave, self.width = float(interval), bool(disable), leave, int(width)
         self.n = 0
@@ -147,6 +152,7 @@ class Progress:
         self.start = time.perf_counter()
         self._last = -float("inf") if self.tty else self.start   # a log's first line comes after `interval`
         self._drawn = 0          # characters of the line now on the terminal
+        self._written = -1       # the count of the last plain line written (no repeat at close)
         self.closed = False
 
     # -- the line ---------------------------------------------------------------------------
@@ -178,8 +184,11 @@ class Progress:
                     pad = max(0, self._drawn - len(line))
                     self.file.write("\r" + line + " " * pad + ("\n" if final else ""))
                     self._drawn = 0 if final else len(line)
+                elif final and self._written == self.n:
+                    return       # that line is already there
                 else:
                     self.file.write(line + "\n")
+                    self._written = self.n
                 self.file.flush()
             except (OSError, ValueError):    # a closed or broken stream: stop reporting, never fail the work
                 self.disable = True
@@ -197,7 +206,7 @@ class Progress:
         if not self._active():
             return
         now = time.perf_counter()
-        if now - self._last >= self.interval:
+        if now - self._last >= self.interval and now - self.start >= self.delay:
             self._last = now
             self._write()
 
@@ -209,7 +218,7 @@ class Progress:
         """Write the final line (on a terminal: redraw it and end it with a newline, or erase it)."""
         if self.closed:
             return
-        if not self.disable and _ENABLED:
+        if not self.disable and _ENABLED and time.perf_counter() - self.start >= self.delay:
             if self.tty and not self.leave:
                 with _LOCK:
                     try:
