@@ -95,17 +95,24 @@ def batches():
     return x, y
 
 
-def train(client, f=step, jit=True, steps=3):
-    p = init()
-    state = OPT.init(p)
+def run(client, p, state, steps, f=step, jit=True):
     pstep = rt.pmap(f, "batch", in_axes=(None, None, 0, 0), out_axes=None, client=client, jit=jit)
     x, y = batches()
     losses = []
-    for i in range(steps):
+    for _ in range(steps):
         p, state, lv = pstep(p, state, rt.asarray(x), rt.asarray(y))  # the same batch: the loss falls
         losses.append(float(lv))
-    state_leaves = [rt.to_numpy(v).copy() for v in rt.tree_leaves(state) if isinstance(v, rt.Tensor)]
-    return {k: rt.to_numpy(v).copy() for k, v in p.items()}, state_leaves, losses
+    return p, state, losses
+
+
+def host(tree):
+    return [rt.to_numpy(v).copy() for v in rt.tree_leaves(tree) if isinstance(v, rt.Tensor)]
+
+
+def train(client, f=step, jit=True, steps=3):
+    p = init()
+    p, state, losses = run(client, p, OPT.init(p), steps, f, jit)
+    return {k: rt.to_numpy(v).copy() for k, v in p.items()}, host(state), losses
 
 
 # ---------------------------------------------------------------------------
@@ -197,3 +204,83 @@ def _uneven(x):
     if int(rt.axis_index("s")) == 0:  # (eager shards only: Python control flow on the shard index)
         return rt.pmax(x, "s")
     return rt.psum(x, "s")
+
+
+def test_driver_resumes_from_a_checkpoint_with_the_same_bits(client, tmp_path):
+    if len(client.scheduler_info()["workers"]) != 2:
+        pytest.skip("run on the two-worker cluster")
+    p0 = init()
+    straight, s_straight, _ = run(client, p0, OPT.init(p0), 3)
+    p, state, _ = run(client, p0, OPT.init(p0), 2)
+    path = str(tmp_path / "ckpt")
+    save = getattr(rt.io, "save_checkpoint", None)
+    if save is not None:
+        save(path, {"params": p, "state": state})
+        del p, state  # the driver is gone: everything comes back from the file
+        like = {"params": init(), "state": OPT.init(init())}
+        back = rt.io.load_checkpoint(path, like=like)
+    else:  # (before rt.io.save_checkpoint existed) the leaves, by index, in a safetensors file
+        leaves, tree = rt.tree_flatten({"params": p, "state": state})
+        rt.io.save_safetensors(path, {str(i): v for i, v in enumerate(leaves)})
+        got = rt.io.load_safetensors(path)
+        back = rt.tree_unflatten(tree, [got[str(i)] for i in range(len(leaves))])
+    p, state, _ = run(client, back["params"], back["state"], 1)  # a new pmap: a fresh driver
+    for a, b in zip(host(p), host(straight)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(host(state), host(s_straight)):
+        np.testing.assert_array_equal(a, b)
+
+
+def tree_sum(xs):
+    if len(xs) == 1:
+        return xs[0]
+    h = (len(xs) + 1) // 2
+    return tree_sum(xs[:h]) + tree_sum(xs[h:])
+
+
+def test_collectives_on_the_cluster_follow_the_documented_order(client):
+    n = 11  # more shards than one task reduces: a tree of tasks
+    x = data((n, 3, 4), 12)
+    f = rt.pmap(lambda v: (rt.psum(v, "s"), rt.pmean(v, "s"), rt.pmax(v, "s"), rt.all_gather(v, "s"),
+                           rt.axis_index("s") + 0), "s", out_axes=(None, None, None, None, 0), client=client)
+    s, m, mx, g, idx = (rt.to_numpy(o) for o in f(rt.asarray(x)))
+    np.testing.assert_array_equal(s, tree_sum(list(x)))
+    np.testing.assert_array_equal(m, tree_sum(list(x)) / np.float32(n))
+    np.testing.assert_array_equal(mx, x.max(0))
+    np.testing.assert_array_equal(g, x)
+    np.testing.assert_array_equal(idx, np.arange(n))
+    # the cluster-free form gives the same collectives bit for bit
+    s2 = rt.pmap(lambda v: rt.psum(v, "s"), "s", out_axes=None)(rt.asarray(x))
+    np.testing.assert_array_equal(rt.to_numpy(s2), s)
+
+
+def _data_dependent(x):
+    s = rt.psum(x, "s")
+    if float(rt.sum(s)) > 0:  # (eager shards) one more collective for positive data
+        s = s + rt.pmax(x, "s")
+    return s
+
+
+def test_a_call_that_leaves_the_recorded_plan_is_rerun_phase_by_phase(client):
+    if len(client.scheduler_info()["workers"]) != 2:
+        pytest.skip("run on the two-worker cluster")
+    f = rt.pmap(_data_dependent, "s", out_axes=None, client=client, jit=False)
+    pos = np.abs(data((4, 3), 13)) + 0.5
+    for x in (pos, -pos, pos):  # plan [psum, pmax], then [psum], then back
+        got = rt.to_numpy(f(rt.asarray(x)))
+        want = tree_sum(list(x)) + (x.max(0) if x.sum() > 0 else 0)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_digits_example_trains_data_parallel_as_the_single_process_run(client):
+    if len(client.scheduler_info()["workers"]) != 2:
+        pytest.skip("run on the two-worker cluster")
+    pytest.importorskip("sklearn")
+    from runetensor.examples import digits, digits_dp
+    data_ = digits.load_data()
+    one = digits.train("cnn", epochs=1, train_size=200, data=data_, progress=None)
+    dp = digits_dp.train_dp("cnn", client=client, shards=8, epochs=1, train_size=200, data=data_, progress=None)
+    np.testing.assert_allclose(dp.losses, one.losses, rtol=1e-4)  # the same steps, up to rounding
+    for k in one.params:
+        np.testing.assert_allclose(rt.to_numpy(dp.params[k]), rt.to_numpy(one.params[k]), rtol=1e-3, atol=1e-5)
+    assert abs(dp.test_accuracy - one.test_accuracy) <= 1 / digits.N_TEST
