@@ -487,8 +487,12 @@ def to_backend(t: Tensor, backend: Any, chunks: Any = None) -> Tensor:
     """
     t = as_tensor(t, "to_backend")
     be = get_backend(backend)
-    if t._backend is be and chunks is None:
-        return t
+    if t._backend is be:
+        if chunks is None:
+            return t
+        if be.name == "dask":  # already there: the same values in the new chunks
+            from ._dask_collection import _rechunk
+            return _rechunk(t, chunks, "to_backend")
     return _asarray_on(t, None, None, be, chunks)
 
 
@@ -587,6 +591,22 @@ def arange_f(dtype: Any, start: float, stop: float, step: float, backend: Any = 
     return _arange_f(dtype, start, stop, step, backend, False)
 
 
+def refuse_range_bound(v: Any, what: str, fname: str) -> None:
+    """Refuse a bound of a float range (``arange_f``, array_api's ``arange``) that carries a derivative:
+    the range's length depends on the bounds' values, so no derivative can flow through them.
+
+    Raises:
+        TypeError: naming ``fname``, ``what`` and ``rt.stop_gradient``.
+    """
+    if isinstance(v, Tensor) and v._backend.level > 0:
+        from ._autodiff._trace import carries_derivative
+        if carries_derivative(v):
+            raise TypeError(f"{fname}: {what} carries a derivative (it depends on the inputs of a running "
+                            "grad/vjp/jvp), but the length of a range depends on its bounds' values; pass "
+                            f"rt.stop_gradient({what}), or differentiate start + step * a range from 0 "
+                            "instead")
+
+
 def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine: bool,
               fname: str = "arange_f") -> Tensor:
     """``arange_f``; ``affine`` (array_api's ``arange``): element ``i`` is ``start + i * step`` computed in
@@ -595,13 +615,7 @@ def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine
     d = as_dtype(dtype, fname)
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
-        if isinstance(v, Tensor) and v._backend.level > 0:
-            from ._autodiff._trace import carries_derivative
-            if carries_derivative(v):
-                raise TypeError(f"{fname}: {n} carries a derivative (it depends on the inputs of a running "
-                                "grad/vjp/jvp), but the length of a range depends on its bounds' values; pass "
-                                f"rt.stop_gradient({n}), or differentiate start + step * {fname}(..., 0., n, 1.) "
-                                "instead")
+        refuse_range_bound(v, n, fname)
         try:
             f = builtins.float(v)
         except (TypeError, ValueError):

@@ -2,10 +2,11 @@
 call raises a ``TypeError`` naming ``rt.stop_gradient``; nothing turns it into a silent constant.
 
 Every public creation and conversion function (the ``__all__`` of the creation, range and interop
-families, and the conversion protocols of ``Tensor``) is called with a differentiated argument:
-its derivative must match central differences of the same call made eagerly (a non-uniform
-cotangent, reverse and forward mode), or it must raise the documented ``TypeError``.  A function
-added to those families without a case here fails ``test_every_function_has_a_case``.
+families, of the Array API namespace's creation functions, and the conversion protocols of
+``Tensor``) is called with a differentiated argument: its derivative must match central differences
+of the same call made eagerly (a non-uniform cotangent, reverse and forward mode), or it must raise
+the documented ``TypeError``.  A function added to those families without a case here fails
+``test_every_function_has_a_case``.
 """
 import math
 
@@ -13,7 +14,9 @@ import numpy as np
 import pytest
 
 import runetensor as rt
+import runetensor.array_api as xp
 from runetensor import _creation, _interop, _ranges
+from runetensor.array_api import _creation as _xp_creation
 
 F64 = rt.float64
 X0 = np.array([0.7, 2.3])  # the differentiated point (a vector of two float64 values)
@@ -76,6 +79,30 @@ REFUSE = {
     "zeros": (lambda x: rt.zeros(F64, [x[0]]), "must be an integer"),
     "linspace (count)": (lambda x: rt.linspace(F64, 0.0, 1.0, x[0]), "must be an integer"),
 }
+# the same walk over the Array API namespace's creation functions
+XP_CARRY = {
+    "asarray": lambda x: xp.asarray([[x[0], 1.0], [x[1], x[0] * x[1]]]),
+    "empty_like": lambda x: rt.ones_like(x) * 0.0 + xp.empty_like(x).shape[0],
+    "from_dlpack": lambda x: xp.from_dlpack(x) * 3.0,
+    "full": lambda x: xp.full((2, 3), x[0] * x[1]),
+    "full_like": lambda x: xp.full_like(xp.zeros(3, dtype=xp.float64), x[0] - x[1]),
+    "linspace": lambda x: xp.linspace(x[0], x[1] * 4.0, 5),
+    "meshgrid": lambda x: xp.meshgrid(x, x * x, x[0:1])[1],
+    "ones_like": lambda x: xp.ones_like(x),
+    "tril": lambda x: xp.tril(xp.reshape(xp.concat([x, x * 2.0]), (2, 2))),
+    "triu": lambda x: xp.triu(xp.reshape(xp.concat([x, x * 2.0]), (2, 2))),
+    "zeros_like": lambda x: xp.zeros_like(x),
+}
+XP_REFUSE = {
+    "arange": (lambda x: xp.arange(x[0], 5.0), STOP_GRADIENT),
+    "empty": (lambda x: xp.empty((x[0],)), "integer"),
+    "eye": (lambda x: xp.eye(x[0]), "integer"),
+    "ones": (lambda x: xp.ones((x[0],)), "integer"),
+    "zeros": (lambda x: xp.zeros((x[0],)), "integer"),
+}
+CARRY.update({f"xp.{k}": f for k, f in XP_CARRY.items()})
+REFUSE.update({f"xp.{k}": f for k, f in XP_REFUSE.items()})
+
 # public names that take no tensor and no number a derivative could flow from
 NO_VALUE_ARGUMENT = {"use_backend": "a context manager selecting a backend by name"}
 
@@ -94,6 +121,8 @@ def test_every_function_has_a_case():
     assert not missing, f"creation/conversion functions without a derivative case here: {missing}"
     for p in PROTOCOLS:
         assert p in REFUSE, p
+    missing = sorted(set(_xp_creation.__all__) - set(XP_CARRY) - set(XP_REFUSE))
+    assert not missing, f"array_api creation functions without a derivative case here: {missing}"
 
 
 def _eval(f, x):

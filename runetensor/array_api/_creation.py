@@ -80,6 +80,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
+    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+        RC.refuse_range_bound(v, n, "arange")
     vals = [_number(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step"))]
     for v in vals:
         if isinstance(v, builtins.complex):
@@ -186,6 +188,10 @@ def ones(shape: int | Sequence[int], *, dtype: Any = None, device: Any = None) -
 
 
 def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DType]:
+    if (isinstance(fill_value, Tensor) and fill_value._backend.level > 0 and fill_value.ndim == 0
+            and fill_value._dtype.kind in "fc" and (d is None or d.kind in "fc")):
+        # a value of a running transformation fills as a tensor (rt's full: its derivative flows)
+        return fill_value, d or (D.default_complex if fill_value._dtype.kind == "c" else D.default_float)
     if isinstance(fill_value, Tensor):
         if fill_value.ndim != 0:
             raise ValueError(f"{fname}: fill_value must be a scalar, got an array of shape {fill_value.shape}")
@@ -292,6 +298,8 @@ def full_like(x: Tensor, /, fill_value: bool | int | float | complex, *, dtype: 
     """
     x, d = _like(x, dtype, device, "full_like")
     v, d = _fill_value(fill_value, d, "full_like")
+    if isinstance(v, Tensor):
+        return RC._full(d, x.shape, v, "full_like")
     return RC._fill_like(x, v, "full_like", d)
 
 
@@ -355,9 +363,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     num = as_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
-    a = _number(start, "linspace", "start")
-    b = _number(stop, "linspace", "stop")
-    cplx = isinstance(a, builtins.complex) or isinstance(b, builtins.complex)
+    # a bound of a running transformation goes to rt's linspace as a tensor (its derivative flows)
+    a = start if RR._traced(start) else _number(start, "linspace", "start")
+    b = stop if RR._traced(stop) else _number(stop, "linspace", "stop")
+    cplx = any(isinstance(v, builtins.complex) or isinstance(v, Tensor) and v._dtype.kind == "c" for v in (a, b))
     d = dtype_arg(dtype, "linspace") or (D.default_complex if cplx else D.default_float)
     if cplx and d.kind != "c":
         raise TypeError(f"linspace: complex start/stop need a complex dtype, got {d}")
