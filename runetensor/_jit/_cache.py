@@ -350,8 +350,8 @@ def seal_file(folder: Folder, tmp: str, name: str) -> bytes:
         os.chmod(tmp, 0o600, dir_fd=folder.fd)
         fd = os.open(tmp, flags, dir_fd=folder.fd)
     try:
-        st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+        st0 = os.fstat(fd)
+        if stat.S_ISREG(st0.st_mode) and st0.st_uid == os.geteuid():
             os.fchmod(fd, 0o600)  # before anything is read from it: the linker's mode follows the umask
         st = _own_regular(fd)
         if st is None:
