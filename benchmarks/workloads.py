@@ -876,6 +876,136 @@ def _dask_bf16_add(ctx):
             "runetensor": lambda: _persisted(client, (ra + rb)._data.arr, [a, b])}
 
 
+# File-backed and persisted rows: a float32 .npy file (RUNETENSOR_BENCH_DASK_BYTES, 2-D, 1024 columns) read
+# lazily by both, runetensor with rt.io.load_npy(backend="dask") and dask.array with da.map_blocks over a
+# read-only memory map of the same chunks (each task reads its own slice, as runetensor's reader does); and
+# RUNETENSOR_BENCH_DASK_MATMUL_N square float32 matrices (default 2048; the issue's run: 4096) in 4 x 4 blocks.
+def _dask_npy(ctx: Context, name: str, shape: tuple, chunks: tuple):
+    """The path of a float32 .npy file of ``shape`` (written once per run, removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
+    key = ("npy", name, shape)
+    if key not in _DASK:
+        d = _DASK.setdefault("dir", tempfile.mkdtemp(prefix="rt-bench-dask-"))
+        if "dir-cleanup" not in _DASK:
+            _DASK["dir-cleanup"] = True
+            atexit.register(shutil.rmtree, d, True)
+        path = f"{d}/{name}.npy"
+        mm = ctx.np.lib.format.open_memmap(path, mode="w+", dtype=ctx.np.float32, shape=shape)
+        rng = ctx.np.random.default_rng(11)
+        for lo in range(0, shape[0], chunks[0]):
+            hi = min(shape[0], lo + chunks[0])
+            mm[lo:hi] = rng.standard_normal((hi - lo,) + shape[1:], dtype=ctx.np.float32)
+        mm.flush()
+        del mm
+        _DASK[key] = path
+    return _DASK[key]
+
+
+def _np_block(path, block_info=None):
+    """dask.array's side of the file rows: one chunk of a .npy file through a read-only memory map."""
+    import numpy as np
+    a = np.load(path, mmap_mode="r")
+    return np.array(a[tuple(slice(lo, hi) for lo, hi in block_info[None]["array-location"])])
+
+
+def _dask_file_pair(ctx: Context, name: str, shape: tuple, chunks: tuple):
+    import dask.array as da
+    import runetensor.io as rio
+    path = _dask_npy(ctx, name, shape, chunks)
+    a = da.map_blocks(_np_block, path, chunks=da.core.normalize_chunks(chunks, shape), dtype=ctx.np.float32,
+                      meta=ctx.np.empty((0, 0), ctx.np.float32))
+    return a, rio.load_npy(path, backend="dask", chunks=chunks)
+
+
+def _dask_file_shape(ctx: Context):
+    import os
+    nbytes = int(float(os.environ.get("RUNETENSOR_BENCH_DASK_BYTES", 128e6)))
+    chunk = int(float(os.environ.get("RUNETENSOR_BENCH_DASK_CHUNK_BYTES", 16 * 2 ** 20)))
+    rows = max(1, ctx.n(nbytes // 4) // 1024)
+    return (rows, 1024), (max(1, chunk // 4 // 1024), 1024)
+
+
+def _fetch(client, arr):
+    from distributed import wait
+    f = client.compute(arr)
+    wait(f, timeout=600)
+    return f.result()
+
+
+@workload("dask_file_sum", "sum of a float32 .npy file (128 MB, 2-D, 16 MiB chunks) read lazily by both on a "
+                           "2-worker LocalCluster; numpy column: dask.array over the file's memory map (numpy/rt = "
+                           "dask.array / runetensor)", target=1.0)
+def _dask_file_sum(ctx):
+    rt = ctx.rt
+    client = _dask_cluster(ctx)
+    a, x = _dask_file_pair(ctx, "sum", *_dask_file_shape(ctx))
+    return {"numpy": lambda: float(_fetch(client, a.sum())), "runetensor": lambda: float(_fetch(client, rt.sum(x)))}
+
+
+@workload("dask_file_argmax", "argmax over a flattened 2-D float32 .npy file (128 MB, 16 MiB chunks) read lazily by "
+                              "both on a 2-worker LocalCluster; numpy column: dask.array (numpy/rt = dask.array / "
+                              "runetensor)", target=1.0)
+def _dask_file_argmax(ctx):
+    rt = ctx.rt
+    client = _dask_cluster(ctx)
+    a, x = _dask_file_pair(ctx, "argmax", *_dask_file_shape(ctx))
+    return {"numpy": lambda: int(_fetch(client, a.argmax())), "runetensor": lambda: int(_fetch(client, rt.argmax(x)))}
+
+
+@workload("dask_persisted_argmax", "argmax over a flattened 2-D float32 tensor (128 MB, 16 MiB chunks) persisted in "
+                                   "the workers (rt.persist / client.persist) on a 2-worker LocalCluster (numpy/rt = "
+                                   "dask.array / runetensor)", target=1.0)
+def _dask_persisted_argmax(ctx):
+    rt = ctx.rt
+    client = _dask_cluster(ctx)
+    a, x = _dask_file_pair(ctx, "argmax", *_dask_file_shape(ctx))
+    with _dask_client(client):
+        a = client.persist(a)
+        (x,) = rt.persist(x)
+    return {"numpy": lambda: int(_fetch(client, a.argmax())), "runetensor": lambda: int(_fetch(client, rt.argmax(x)))}
+
+
+def _dask_client(client):
+    import dask
+    return dask.config.set(scheduler=client)
+
+
+def _matmul_pair(ctx: Context):
+    import os
+    n = ctx.n(int(os.environ.get("RUNETENSOR_BENCH_DASK_MATMUL_N", 2048)), 512)
+    return (n, n), (max(1, n // 4), max(1, n // 4))
+
+
+def _matmul_rows(ctx: Context, persisted: bool):
+    rt = ctx.rt
+    client = _dask_cluster(ctx)
+    shape, chunks = _matmul_pair(ctx)
+    a, x = _dask_file_pair(ctx, "matmul", shape, chunks)
+    if persisted:
+        with _dask_client(client):
+            a = client.persist(a)
+            (x,) = rt.persist(x)
+    # the product is kept in the workers (persisted, not fetched); each call's graph is cloned to fresh keys
+    # (down to persisted inputs) so no call finds the previous call's result
+    return {"numpy": lambda: _persisted(client, a @ a.T, [a] if persisted else []),
+            "runetensor": lambda: _persisted(client, (x @ x.T)._data.arr, [x._data.arr] if persisted else [])}
+
+
+@workload("dask_file_matmul", "x @ x.T of a square float32 .npy file (2048^2, RUNETENSOR_BENCH_DASK_MATMUL_N; 4 x 4 "
+                              "blocks) read lazily by both on a 2-worker LocalCluster, result persisted (numpy/rt = "
+                              "dask.array / runetensor)", target=1.0)
+def _dask_file_matmul(ctx):
+    return _matmul_rows(ctx, False)
+
+
+@workload("dask_persisted_matmul", "x @ x.T of a square float32 tensor (2048^2; 4 x 4 blocks) persisted in the "
+                                   "workers first, result persisted (numpy/rt = dask.array / runetensor)", target=1.0)
+def _dask_persisted_matmul(ctx):
+    return _matmul_rows(ctx, True)
+
+
 @workload("mlp_jit_step", "the mlp_step workload's gradient under rt.jit(rt.grad(loss)) vs jax.jit(jax.grad(loss)) "
                           "(784-256-10 float32 MLP, batch 128; the issue asks <= JAX)")
 def _mlp_jit_step(ctx):

@@ -1,7 +1,7 @@
 """Tensor attributes and methods the Array API standard requires of an array object.
 
 ``__array_namespace__`` (returns :mod:`runetensor.array_api`), ``device``
-(always ``"cpu"`` for the NumPy backend), ``to_device``, ``mT`` (the last two
+(``"cpu"`` for the NumPy backend, ``"dask"`` for the Dask backend), ``to_device``, ``mT`` (the last two
 axes swapped, as a view) and, when no other family defines it, ``T`` (all axes
 reversed, for every rank as NumPy does; the standard only requires rank 2).
 The operators, ``__getitem__``/``__setitem__`` and ``__dlpack__`` come from
@@ -45,28 +45,39 @@ def __array_namespace__(self: Tensor, /, *, api_version: str | None = None) -> A
 
 
 def _device(self: Tensor) -> str:
-    """The device holding the tensor's data: ``"cpu"`` for the NumPy backend, else the backend's name."""
-    name = self._backend.name
-    return "cpu" if name == "numpy" else name
+    """The device holding the tensor's data: ``"cpu"`` for the NumPy backend, ``"dask"`` for the Dask backend
+    (a transformation's tracers report their values' device)."""
+    be = self._backend
+    while be.level > 0 and getattr(be, "parent", None) is not None:
+        be = be.parent
+    return "cpu" if be.name == "numpy" else be.name
 
 
 def to_device(self: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
-    """The tensor on ``device``; the NumPy backend has only ``"cpu"``, so this returns ``self``.
+    """The tensor on ``device``: ``self`` if it is there; ``"cpu"`` moves a Dask tensor to the NumPy
+    backend (computing it), ``"dask"`` a NumPy tensor to the Dask backend (``t.to_backend``).
 
     Raises:
-        ValueError: for any other device, or a ``stream`` (the CPU has none).
+        ValueError: for a device not in ``__array_namespace_info__().devices()``, a tensor of a running
+            transformation asked to move, or a ``stream`` (the CPU has none).
 
     >>> import runetensor as rt
     >>> t = rt.zeros(rt.int8, [2])
     >>> t.to_device("cpu") is t
     True
+    >>> t.to_device("dask").to_device("cpu").backend.name
+    'numpy'
     """
     here = _device(self)
     if stream is not None:
         raise ValueError(f"to_device: streams are not supported on {here!r}, got {stream!r}")
-    if device != here:
-        raise ValueError(f"to_device: unsupported device {device!r}; this tensor lives on {here!r}")
-    return self
+    if device == here:
+        return self
+    if device not in ("cpu", "dask") or self._backend.level > 0:
+        raise ValueError(f"to_device: cannot move this tensor from {here!r} to device {device!r}; expected "
+                         f"one of 'cpu', 'dask' for a tensor outside transformations")
+    from ._creation import to_backend
+    return to_backend(self, "numpy" if device == "cpu" else "dask")
 
 
 def _mT(self: Tensor) -> Tensor:

@@ -20,6 +20,7 @@ FAMILIES = (
     "_parallel",                                 # set_num_threads and the fast paths' pool
     "_array_api_methods",                        # __array_namespace__ device to_device mT T
     "_numpy_methods",                            # NumPy manners: axis=, reshape(4, 3), tolist, in, __array_interface__
+    "_dask_collection",                          # Dask collection protocol, chunks, persist rechunk map_blocks
 )
 
 

@@ -261,12 +261,15 @@ def higher_backend(a: Any, b: Any, fname: str) -> Any:
     """Of two backends on one chain of transformations, the higher level (see ``Backend.level``).
 
     Raises:
-        ValueError: if they are not on one chain (e.g. NumPy and Dask).
+        ValueError: if they are not on one chain (NumPy and Dask meet on Dask: NumPy handles are taken
+            as constants there).
     """
     if a is b or b is None:
         return a
     if a is None:
         return b
+    if a.level == 0 == b.level and {a.name, b.name} == {"numpy", "dask"}:
+        return a if a.name == "dask" else b  # NumPy operands join a Dask computation (as NumPy arrays in dask.array)
     hi, lo = (b, a) if b.level > a.level else (a, b)
     p = hi
     while p.level > lo.level:
@@ -282,7 +285,7 @@ def common_backend(fname: str, *xs: Any) -> Any:
     constants.  Non-tensors are ignored; None if there is no tensor.
 
     Raises:
-        ValueError: if two backends are not on one chain of transformations (e.g. NumPy and Dask).
+        ValueError: if two backends are not on one chain of transformations (NumPy with Dask is Dask).
     """
     be = None
     for x in xs:
@@ -295,7 +298,14 @@ def on_common(fname: str, *xs: Any) -> tuple[Any, list]:
     """``(backend, xs)`` with every tensor among ``xs`` on :func:`common_backend` (a tensor of a lower
     level is re-wrapped, without a copy: the higher level takes its handle as a constant)."""
     be = common_backend(fname, *xs)
-    return be, [wrap(x._data, x._dtype, be) if isinstance(x, Tensor) and x._backend is not be else x for x in xs]
+    return be, [(_moved(x, be) if x._backend.level == be.level else wrap(x._data, x._dtype, be))
+                if isinstance(x, Tensor) and x._backend is not be else x for x in xs]
+
+
+def _moved(x: "Tensor", be: Any) -> "Tensor":
+    """``x`` (a NumPy-backend tensor meeting Dask tensors) as a tensor of ``be``."""
+    h, d = be.asarray(x._backend.to_host(x._data), x._dtype, None)
+    return wrap(h, d, be)
 
 
 def as_level(t: "Tensor", be: Any, fname: str) -> "Tensor":

@@ -843,7 +843,8 @@ def check_dlpack(be):
         r, got = be.from_dlpack(_Exporter(be, h), None)
         assert got is d, f"dlpack round trip {d}: {got}"
         eq(N(be, r).astype(np.complex128), N(be, h).astype(np.complex128), f"dlpack {d}")
-        assert be.shares_memory(r, h) or dev[0] != 1, f"dlpack {d} shares memory"
+        # (a backend without byte buffers, dask, exports computed values: nothing to share)
+        assert be.shares_memory(r, h) or dev[0] != 1 or "buffer" not in be.capabilities, f"dlpack {d} shares memory"
     cap = be.dlpack(H(be, [1.0]), None, None, None, None)
     assert type(cap).__name__ == "PyCapsule"
     # a foreign producer (NumPy) is imported too

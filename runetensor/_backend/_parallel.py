@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -98,6 +99,9 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """How many threads runetensor's fast paths use (by default, the cores available to this process).
 
+    Inside a task of a Dask distributed worker, at most the worker's own thread count (``nthreads``:
+    a single-threaded worker runs everything in its task's thread).
+
     Returns:
         The current thread count (at least 1).
 
@@ -105,7 +109,22 @@ def get_num_threads() -> int:
     >>> rt.get_num_threads() >= 1
     True
     """
-    return _num_threads
+    cap = _task_threads()
+    return min(_num_threads, cap) if cap else _num_threads
+
+
+def _task_threads() -> int:
+    """Inside a task of a Dask distributed worker: the worker's thread count; 0 elsewhere.  (Read from
+    ``distributed`` only when it is imported: a worker process has it; nothing is imported here.)"""
+    mod = sys.modules.get("distributed.worker")
+    if mod is None:
+        return 0
+    try:
+        w = mod.get_worker()
+    except (ValueError, AttributeError):
+        return 0
+    n = getattr(getattr(w, "state", None), "nthreads", None) or getattr(w, "nthreads", None) or 1
+    return max(1, int(n))
 
 
 def _machine_busy() -> bool:
@@ -156,6 +175,9 @@ def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
     """
     if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False) or (_auto and _machine_busy()):
         return [fn(i) for i in range(n)]
+    nt = get_num_threads()  # (a Dask worker's task: at most the worker's threads)
+    if nt <= 1:
+        return [fn(i) for i in range(n)]
     results: list[Any] = [None] * n
     errors: list[BaseException] = []
     claim = itertools.count()  # next() on a count is atomic under the GIL
@@ -179,7 +201,7 @@ def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
 
     try:
         ex = _pool()
-        for _ in range(min(_num_threads - 1, n - 1)):
+        for _ in range(min(nt - 1, n - 1)):
             ex.submit(runner)
     except RuntimeError:
         # the pool was shut down under us (set_num_threads in another thread replaced it, or

@@ -21,8 +21,9 @@ Views keep a *virtual strided layout* (strides and offset in elements over the r
 buffer), computed by NumPy itself on a zero-size dummy, so ``strides``, ``offset``,
 ``buffer_size``, ``is_c_contiguous`` and ``reshape``'s "None when the strides cannot express
 it" answer exactly as the NumPy backend would, and ``as_strided`` reads (and writes) the root's
-elements at those positions.  What cannot be had: a byte buffer (``from_buffer``) and DLPack
-export/import: :attr:`DaskBackend.capabilities` leaves out ``"buffer"`` and ``"dlpack"``.
+elements at those positions.  What cannot be had: a byte buffer (``from_buffer``):
+:attr:`DaskBackend.capabilities` leaves out ``"buffer"``.  DLPack export computes the tensor and
+exports the computed host memory; import copies into a new graph (``copy=False`` shares).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ import dask
 import dask.array as da
 import numpy as np
 from dask.array.core import normalize_chunks
+from dask.base import tokenize
 
 from .. import _dtypes as D
 from .contract import Backend
@@ -174,6 +176,17 @@ def _layout(d: np.ndarray) -> tuple[tuple, int]:
 # ---------------------------------------------------------------------------------------------
 # writes: functional updates of a root through a recipe
 # ---------------------------------------------------------------------------------------------
+def _nd_spec(spec: Any) -> int:
+    """The number of axes a chunks spec names (0 for "auto", an int, a dict...)."""
+    return len(spec) if isinstance(spec, (tuple, list)) else 0
+
+
+def _same_chunks(new: Any, old: Any) -> Any:
+    """A written root keeps its chunks: ``new`` rechunked to ``old``'s (writes through flat positions,
+    ``as_strided`` views, change them)."""
+    return new if new.chunks == old.chunks else new.rechunk(old.chunks)
+
+
 def _copy_array(a: Any) -> Any:
     return da.Array(a.dask, a.name, a.chunks, meta=a._meta)
 
@@ -226,13 +239,14 @@ def _scatter_flat(flat: Any, pos: np.ndarray, vals: Any, mode: str) -> Any:
             continue
         local = pos[sel] - lo
         v = vals[sel] if isinstance(vals, da.Array) else vals
-        task = dask.delayed(_set_block, pure=True)(blk, local, v, mode)
+        task = dask.delayed(_set_block, pure=True, name=f"rt-scatter-{tokenize(blk, local, v, mode)}")(
+            blk, local, v, mode)
         out.append(da.from_delayed(task, shape=(hi - lo,), dtype=flat.dtype, meta=_meta(1, flat.dtype)))
     return da.concatenate(out) if len(out) > 1 else out[0]
 
 
 def _set_block(block: np.ndarray, local: np.ndarray, v: Any, mode: str) -> np.ndarray:
-    b = np.array(block, copy=True)
+    b = np.array(block, copy=True)  # (a 0-d ndarray for a scalar block)
     NB.scatter(b, (local,), v, mode)
     return b
 
@@ -266,22 +280,28 @@ def _write_through(a: Any, recipe: tuple, fn: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # per-chunk functions (module level: they pickle by reference to distributed workers)
 # ---------------------------------------------------------------------------------------------
+def _nd(x: Any) -> np.ndarray:
+    """A chunk as an ndarray: Dask hands a 0-d chunk cut out by an integer index (``t[0, 0]``) to the next
+    task as a NumPy scalar, which the NumPy backend's primitives do not take."""
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
 def _unary_chunk(x, op):
-    return NB.unary(op, x)
+    return NB.unary(op, _nd(x))
 
 
 def _binary_chunk(*arrs, op, spec):
     it = iter(arrs)
-    x, y = (next(it) if s is None else s[0] for s in spec)
+    x, y = (_nd(next(it)) if s is None else s[0] for s in spec)
     return NB.binary(op, x, y)
 
 
 def _where_chunk(c, x, y):
-    return NB.where(c, x, y)
+    return NB.where(_nd(c), _nd(x), _nd(y))
 
 
 def _clip_chunk(*arrs, has_lo, has_hi):
-    it = iter(arrs)
+    it = iter(_nd(a) for a in arrs)
     x = next(it)
     lo = next(it) if has_lo else None
     hi = next(it) if has_hi else None
@@ -289,7 +309,7 @@ def _clip_chunk(*arrs, has_lo, has_hi):
 
 
 def _cast_chunk(x, dtype):
-    return NB.cast(x, dtype)
+    return NB.cast(_nd(x), dtype)
 
 
 def _full_chunk(value, dtype, block_info=None):
@@ -348,25 +368,27 @@ def _uniform_chunk(seed, f64, block_info=None):
 
 
 def _red_chunk(x, axis, keepdims, op, acc):
+    x = _nd(x)
     src = x if acc is None else x.astype(acc)
     return NB.reduce(op, src, tuple(axis), True)
 
 
 def _red_agg(x, axis, keepdims, op, out_dtype):
-    r = NB.reduce(op, x, tuple(axis), keepdims)
+    r = NB.reduce(op, _nd(x), tuple(axis), keepdims)
     return r if r.dtype == out_dtype else r.astype(out_dtype)
 
 
 def _red_combine(x, axis, keepdims, op):
-    return NB.reduce(op, x, tuple(axis), True)
+    return NB.reduce(op, _nd(x), tuple(axis), True)
 
 
 def _arg_chunk(x, op, axis, keepdims):
-    return NB.arg_reduce(op, x, axis, keepdims)
+    return NB.arg_reduce(op, _nd(x), axis, keepdims)
 
 
 def _arg_partial(x, op, axis, block_info=None):
     """The chunk's winner along ``axis``: its value and its index in the whole array."""
+    x = _nd(x)
     off = block_info[0]["array-location"][axis][0]
     i = NB.arg_reduce(op, x, axis, True)
     out = np.empty(i.shape, np.dtype([("v", x.dtype), ("i", _I64)]))
@@ -375,34 +397,87 @@ def _arg_partial(x, op, axis, block_info=None):
     return out
 
 
-def _arg_combine(p, op, axis, keepdims):
-    w = NB.arg_reduce(op, np.ascontiguousarray(p["v"]), axis, True)
-    r = np.take_along_axis(np.ascontiguousarray(p["i"]), w, axis)
-    return r if keepdims else np.squeeze(r, axis)
+def _arg_partial_flat(x, op, shape, block_info=None):
+    """The chunk's winner over all its elements: its value and its flat (C order) index in the whole
+    array of ``shape``; one element per chunk (every axis kept, of size 1)."""
+    x = _nd(x)
+    lo = [b[0] for b in block_info[0]["array-location"]]
+    out = np.empty((1,) * x.ndim, np.dtype([("v", x.dtype), ("i", _I64)]))
+    flat = x.reshape(-1)
+    w = int(NB.arg_reduce(op, flat, 0, False))
+    out["v"] = flat[w]
+    local = np.unravel_index(w, x.shape)
+    out["i"] = np.ravel_multi_index(tuple(int(a) + int(o) for a, o in zip(local, lo)), shape)
+    return out
+
+
+def _arg_pick(p, op, axis):
+    """The winners among partials ``p`` along the axes ``axis`` (kept, of size 1): the best value, the
+    smallest index among equal values (and among NaNs, which win), whatever order the partials come in."""
+    p = _nd(p)
+    axis = tuple(axis)
+    rest = tuple(a for a in range(p.ndim) if a not in axis)
+    q = p.transpose(rest + axis).reshape(tuple(p.shape[a] for a in rest) + (-1,))
+    order = np.argsort(q["i"], axis=-1, kind="stable")
+    q = np.take_along_axis(q, order, axis=-1)
+    w = NB.arg_reduce(op, np.ascontiguousarray(q["v"]), q.ndim - 1, True)
+    r = np.take_along_axis(q, w, axis=-1)
+    keep = [1 if a in axis else p.shape[a] for a in range(p.ndim)]
+    # r's shape: rest axes then 1: back to p's axis order with the reduced axes of size 1
+    return r.reshape(tuple(p.shape[a] for a in rest) + (1,) * len(axis)).transpose(
+        np.argsort(rest + axis)).reshape(keep)
+
+
+def _arg_tree_chunk(p, axis, keepdims):
+    return _nd(p)  # the partials are made per chunk by ``_arg_partial`` / ``_arg_partial_flat``
+
+
+def _arg_tree_combine(p, axis, keepdims, op):
+    return _arg_pick(p, op, axis)
+
+
+def _arg_tree_agg(p, axis, keepdims, op):
+    r = np.ascontiguousarray(_arg_pick(p, op, axis)["i"])
+    return r if keepdims else np.squeeze(r, tuple(axis))
 
 
 def _scan_chunk(x, op, axis):
-    return NB.scan(op, x, axis)
+    return NB.scan(op, _nd(x), axis)
 
 
 def _argsort_chunk(x, axis, descending):
-    return NB.argsort(x, axis, descending)
+    return NB.argsort(_nd(x), axis, descending)
 
 
 def _take_along(x, idx, axis):
-    return np.take_along_axis(x, idx, axis=axis)
+    return np.take_along_axis(_nd(x), _nd(idx), axis=axis)
 
 
 def _searchsorted_chunk(v, s, side):
-    return NB.searchsorted(s, v, side)
+    return NB.searchsorted(_nd(s), _nd(v), side)
 
 
 def _matmul_chunk(a, b):
-    return NB.matmul(a, b)
+    return NB.matmul(_nd(a), _nd(b))
+
+
+def _matmul_partial(a, b, cd):
+    """One block's share of a product whose contracted axis is chunked: ``a @ b`` in the accumulation
+    dtype ``cd`` (float32 for the low-precision floats, as the NumPy backend computes), with a trailing
+    axis of size 1 that the partials are then summed over."""
+    a, b = _nd(a), _nd(b)
+    if a.dtype != cd:
+        a, b = a.astype(cd), b.astype(cd)
+    return np.asarray(np.matmul(a, b))[..., None]
+
+
+def _psum(x, axis, keepdims, dtype, out_dtype=None):
+    r = np.asarray(np.add.reduce(_nd(x), axis=tuple(axis), dtype=dtype, keepdims=keepdims))
+    return r if out_dtype is None or r.dtype == out_dtype else r.astype(out_dtype)
 
 
 def _fft_chunk(x, op, s, axes, norm):
-    return NB.fft(op, x, s, axes, norm)
+    return NB.fft(op, _nd(x), s, axes, norm)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,8 +486,8 @@ class DaskBackend(Backend):
 
     name = "dask"
     level = 0
-    #: no byte buffers (``from_buffer``) and no DLPack: see ``Backend.capabilities``
-    capabilities = frozenset({"strides", "as_strided", "inplace_views"})
+    #: no byte buffers (``from_buffer``); DLPack computes and exports host memory: see ``Backend.capabilities``
+    capabilities = frozenset({"strides", "as_strided", "inplace_views", "dlpack"})
 
     def __init__(self) -> None:
         self._cfg = _Config()
@@ -436,7 +511,19 @@ class DaskBackend(Backend):
         spec = self._cfg.chunks[-1]
         if nd.hasobject and spec == "auto":
             spec = -1
+        if len(shape) == 1 and _nd_spec(spec) > 1:
+            # a flat stream the frontend reshapes into the N-d result (random numbers): "auto" here,
+            # the N-d chunks are applied by ``reshape`` (chunks describe the result)
+            spec = "auto"
         return normalize_chunks(spec, shape, dtype=nd)
+
+    def _result_chunks(self, arr: Any, shape: tuple) -> Any:
+        """``arr`` (the reshape of a flat stream into ``shape``) rechunked to the configured N-d chunks."""
+        spec = self._cfg.chunks[-1]
+        if _nd_spec(spec) != len(shape) or len(shape) < 2:
+            return arr
+        want = normalize_chunks(spec, shape, dtype=arr.dtype)
+        return arr if want == arr.chunks else arr.rechunk(want)
 
     # -- handles -----------------------------------------------------------------
     @staticmethod
@@ -448,8 +535,12 @@ class DaskBackend(Backend):
         return h.arr
 
     def _from_numpy(self, a: np.ndarray) -> DaskHandle:
-        return DaskHandle(da.from_array(a, chunks=self._chunks(a.shape, a.dtype), name="rt-" + uuid.uuid4().hex,
+        return DaskHandle(da.from_array(a, chunks=self._chunks(a.shape, a.dtype), name="rt-asarray-" + uuid.uuid4().hex,
                                         meta=_meta(a.ndim, a.dtype)))
+
+    def _const(self, a: np.ndarray) -> DaskHandle:
+        """A NumPy handle as a Dask handle (a snapshot of writable memory, as ``asarray`` takes)."""
+        return self._from_numpy(a.copy() if a.flags.writeable else a)
 
     def _host(self, h: DaskHandle) -> np.ndarray:
         return np.asarray(h.arr.compute())
@@ -477,8 +568,8 @@ class DaskBackend(Backend):
         nd = NP_DTYPE[dtype]
         shape = tuple(shape)
         NB.full((), value, dtype)  # the NumPy backend's checks, now (TypeError, OverflowError)
-        return DaskHandle(da.map_blocks(_full_chunk, value, dtype, chunks=self._chunks(shape, nd), dtype=nd,
-                                        meta=_meta(len(shape), nd)))
+        return DaskHandle(da.map_blocks(_full_chunk, value, dtype, token="rt-full", chunks=self._chunks(shape, nd),
+                                        dtype=nd, meta=_meta(len(shape), nd)))
 
     def empty(self, shape, dtype):
         return self._filled(shape, 0 if dtype is not D.object_ else None, dtype)
@@ -498,8 +589,8 @@ class DaskBackend(Backend):
         kind = "int" if ints else "float"
         if not ints:
             start, step = float(start), float(step)
-        return DaskHandle(da.map_blocks(_arange_chunk, start, step, dtype, kind, chunks=self._chunks((n,), nd),
-                                        dtype=nd, meta=_meta(1, nd)))
+        return DaskHandle(da.map_blocks(_arange_chunk, start, step, dtype, kind, token="rt-arange",
+                                        chunks=self._chunks((n,), nd), dtype=nd, meta=_meta(1, nd)))
 
     def asarray(self, obj, dtype, copy):
         if isinstance(obj, DaskHandle):
@@ -527,15 +618,15 @@ class DaskBackend(Backend):
 
     def random_bits(self, seed, n):
         u32 = np.dtype(np.uint32)
-        return DaskHandle(da.map_blocks(_bits_chunk, seed, chunks=self._chunks((n,), u32), dtype=u32,
-                                        meta=_meta(1, u32)))
+        return DaskHandle(da.map_blocks(_bits_chunk, seed, token="rt-random_bits", chunks=self._chunks((n,), u32),
+                                        dtype=u32, meta=_meta(1, u32)))
 
     def random_uniform(self, seed, n, dtype):
         if dtype is not D.float32 and dtype is not D.float64:
             return super().random_uniform(seed, n, dtype)  # its TypeError
         nd = NP_DTYPE[dtype]
-        return DaskHandle(da.map_blocks(_uniform_chunk, seed, dtype is D.float64, chunks=self._chunks((n,), nd),
-                                        dtype=nd, meta=_meta(1, nd)))
+        return DaskHandle(da.map_blocks(_uniform_chunk, seed, dtype is D.float64, token="rt-random_uniform",
+                                        chunks=self._chunks((n,), nd), dtype=nd, meta=_meta(1, nd)))
 
     # -- movement (views) ------------------------------------------------------------------
     def _view(self, h, name, params, np_fn, readonly=False):
@@ -554,7 +645,10 @@ class DaskBackend(Backend):
             return None
         root = h.root or h
         strides, off = _layout(d)
-        return DaskHandle(_dreshape(h.arr, shape), root, h.recipe + (("reshape", shape),), strides, off, h.readonly)
+        a = _dreshape(h.arr, shape)
+        if h.ndim == 1:
+            a = self._result_chunks(a, shape)
+        return DaskHandle(a, root, h.recipe + (("reshape", shape),), strides, off, h.readonly)
 
     def expand(self, h, shape):
         shape = tuple(shape)
@@ -595,10 +689,10 @@ class DaskBackend(Backend):
             raise ValueError("assignment destination is read-only (a broadcast view)")
         root = dst.root
         if root is None:
-            dst._arr = fn(dst._arr)
+            dst._arr = _same_chunks(fn(dst._arr), dst._arr)
             dst.version += 1
             return
-        root._arr = _write_through(root._arr, dst.recipe, fn)
+        root._arr = _same_chunks(_write_through(root._arr, dst.recipe, fn), root._arr)
         root.version += 1
 
     def _values_for(self, src: Any, like: Any, dtype: np.dtype) -> Any:
@@ -610,10 +704,11 @@ class DaskBackend(Backend):
                 src = da.from_array(src, name=False)
             else:
                 NB.full((), src, RT_DTYPE[dtype])  # checks now
-                return da.map_blocks(_assign_chunk, like, src, RT_DTYPE[dtype], dtype=dtype,
+                return da.map_blocks(_assign_chunk, like, src, RT_DTYPE[dtype], token="rt-assign", dtype=dtype,
                                      meta=_meta(like.ndim, dtype))
         if src.dtype != dtype:
-            src = src.map_blocks(_cast_chunk, RT_DTYPE[dtype], dtype=dtype, meta=_meta(src.ndim, dtype))
+            src = src.map_blocks(_cast_chunk, RT_DTYPE[dtype], token="rt-astype", dtype=dtype,
+                                 meta=_meta(src.ndim, dtype))
         if src.shape != like.shape:
             src = da.broadcast_to(src, like.shape)
         return src
@@ -638,7 +733,7 @@ class DaskBackend(Backend):
     def unary(self, op, x, out=None):
         a = x.arr
         nd = NB.unary(op, np.zeros((1,), a.dtype)).dtype  # the result dtype; unsupported: TypeError now
-        r = a.map_blocks(_unary_chunk, op, dtype=nd, meta=_meta(a.ndim, nd))
+        r = a.map_blocks(_unary_chunk, op, token="rt-" + op, dtype=nd, meta=_meta(a.ndim, nd))
         return self._out(r, out)
 
     def binary(self, op, x, y, out=None):
@@ -657,33 +752,35 @@ class DaskBackend(Backend):
         args = []
         for v in arrs:
             args += [v, tuple(range(n - v.ndim, n))]
-        r = da.blockwise(_binary_chunk, tuple(range(n)), *args, op=op, spec=spec, dtype=nd, meta=_meta(n, nd))
+        r = da.blockwise(_binary_chunk, tuple(range(n)), *args, op=op, spec=spec, token="rt-" + op, dtype=nd,
+                         meta=_meta(n, nd))
         return self._out(r, out)
 
-    def _elementwise(self, fn, handles, dtype, **kw):
+    def _elementwise(self, fn, handles, dtype, token, **kw):
         arrs = [h.arr for h in handles]
         shape = self._bshape(*(v.shape for v in arrs))
         n = len(shape)
         args = []
         for v in arrs:
             args += [v, tuple(range(n - v.ndim, n))]
-        return da.blockwise(fn, tuple(range(n)), *args, dtype=dtype, meta=_meta(n, dtype), **kw)
+        return da.blockwise(fn, tuple(range(n)), *args, token=token, dtype=dtype, meta=_meta(n, dtype), **kw)
 
     def where(self, cond, x, y):
         xs = [v if isinstance(v, DaskHandle) else self._from_numpy(np.asarray(v)) for v in (cond, x, y)]
         nd = np.result_type(xs[1].dtype, xs[2].dtype) if xs[1].dtype != xs[2].dtype else xs[1].dtype
-        return DaskHandle(self._elementwise(_where_chunk, xs, nd))
+        return DaskHandle(self._elementwise(_where_chunk, xs, nd, "rt-where"))
 
     def clip(self, x, lo, hi):
         hs = [x] + [h for h in (lo, hi) if h is not None]
         NB.clip(np.zeros((1,), x.dtype), None if lo is None else np.zeros((1,), x.dtype),
                 None if hi is None else np.zeros((1,), x.dtype))
-        return DaskHandle(self._elementwise(_clip_chunk, hs, x.dtype, has_lo=lo is not None, has_hi=hi is not None))
+        return DaskHandle(self._elementwise(_clip_chunk, hs, x.dtype, "rt-clip", has_lo=lo is not None,
+                                            has_hi=hi is not None))
 
     def cast(self, x, dtype):
         a = x.arr
         nd = NP_DTYPE[dtype]
-        return DaskHandle(a.map_blocks(_cast_chunk, dtype, dtype=nd, meta=_meta(a.ndim, nd)))
+        return DaskHandle(a.map_blocks(_cast_chunk, dtype, token="rt-astype", dtype=nd, meta=_meta(a.ndim, nd)))
 
     # -- reductions, scans, sorting -------------------------------------------------------------------
     def reduce(self, op, x, axes, keepdims):
@@ -691,10 +788,11 @@ class DaskBackend(Backend):
         axes = tuple(axes)
         nd = NB.reduce(op, np.zeros((1,), a.dtype), (0,), False).dtype
         if not axes:
-            return DaskHandle(a.map_blocks(_red_agg, (), keepdims, op, nd, dtype=nd, meta=_meta(a.ndim, nd)))
+            return DaskHandle(a.map_blocks(_red_agg, (), keepdims, op, nd, token="rt-" + op, dtype=nd,
+                                           meta=_meta(a.ndim, nd)))
         acc = _ACCUM.get(a.dtype) if op in ("sum", "prod") else None
         r = da.reduction(a, _Partial(_red_chunk, op=op, acc=acc), _Partial(_red_agg, op=op, out_dtype=nd),
-                         axis=axes, keepdims=keepdims, dtype=nd, concatenate=True,
+                         axis=axes, keepdims=keepdims, dtype=nd, concatenate=True, name="rt-" + op,
                          combine=_Partial(_red_combine, op=op),
                          meta=_meta(a.ndim if keepdims else a.ndim - len(axes), nd))
         return DaskHandle(r)
@@ -703,38 +801,64 @@ class DaskBackend(Backend):
         a = x.arr
         return a.rechunk({axis: -1}) if len(a.chunks[axis]) > 1 else a
 
+    def _arg_tree(self, p: Any, op: str, axes: tuple, keepdims: bool) -> Any:
+        """The winners' indices from the per-chunk partials ``p`` (structured (value, index), one per chunk
+        along ``axes``): a tree reduction (``dask.array.reduction``, ``split_every`` partials per task)."""
+        nd = len(p.shape) if keepdims else len(p.shape) - len(axes)
+        r = da.reduction(p, _Partial(_arg_tree_chunk), _Partial(_arg_tree_agg, op=op), axis=axes,
+                         keepdims=keepdims, dtype=p.dtype, concatenate=True, combine=_Partial(_arg_tree_combine, op=op),
+                         name="rt-" + op, meta=_meta(nd, p.dtype))
+        # (declared with the partials' dtype, which dask needs for its intermediate steps; the aggregate
+        # returns the int64 indices: relabelled, no task added)
+        return da.Array(r.dask, r.name, r.chunks, meta=_meta(nd, _I64))
+
+    def _flat_source(self, x: DaskHandle) -> Any:
+        """The N-d array a 1-d view is the C-order reshape of (``x = root.reshape(-1)``), else None."""
+        r = x.root
+        if r is None or r.ndim < 2 or x.recipe != (("reshape", (r.size,)),):
+            return None
+        x.arr  # re-derives the view if its root was written
+        return r._arr
+
     def arg_reduce(self, op, x, axis, keepdims):
+        src = self._flat_source(x) if x.ndim == 1 and x.size > 0 else None
+        if src is not None and src.npartitions > 1:
+            # argmax over a flattened N-d tensor: per chunk of the N-d array its winner's value and flat
+            # index, then a tree over all chunks; the N-d array is never reshaped (that would shuffle it)
+            st = np.dtype([("v", src.dtype), ("i", _I64)])
+            p = src.map_blocks(_arg_partial_flat, op, src.shape, chunks=tuple((1,) * len(c) for c in src.chunks),
+                               token="rt-" + op + "-partial", dtype=st, meta=_meta(src.ndim, st))
+            r = self._arg_tree(p, op, tuple(range(src.ndim)), False)
+            return DaskHandle(r[None] if keepdims else r)
         a = x.arr
         if len(a.chunks[axis]) > 1 and a.shape[axis] > 0:
-            # chunked: per chunk (value, global index) of the winner, then one combine over the
-            # chunks' winners (first occurrence and first NaN win, as on NumPy): no axis gathered whole
+            # chunked: per chunk (value, global index) of the winner, then a tree over the chunks'
+            # winners (first occurrence and first NaN win, as on NumPy): no axis gathered whole
             st = np.dtype([("v", a.dtype), ("i", _I64)])
             pchunks = tuple((1,) * len(c) if i == axis else c for i, c in enumerate(a.chunks))
-            p = a.map_blocks(_arg_partial, op, axis, chunks=pchunks, dtype=st, meta=_meta(a.ndim, st))
-            p = p.rechunk({axis: -1})
-            drop = () if keepdims else (axis,)
-            chunks = tuple((1,) if (i == axis and keepdims) else c for i, c in enumerate(p.chunks) if i not in drop)
-            return DaskHandle(p.map_blocks(_arg_combine, op, axis, keepdims, chunks=chunks, drop_axis=list(drop),
-                                           dtype=_I64, meta=_meta(len(chunks), _I64)))
+            p = a.map_blocks(_arg_partial, op, axis, chunks=pchunks, token="rt-" + op + "-partial", dtype=st,
+                             meta=_meta(a.ndim, st))
+            return DaskHandle(self._arg_tree(p, op, (axis,), keepdims))
         a = self._along(x, axis)
         drop = () if keepdims else (axis,)
         chunks = tuple((1,) if (i == axis and keepdims) else c for i, c in enumerate(a.chunks) if i not in drop)
         return DaskHandle(a.map_blocks(_arg_chunk, op, axis, keepdims, chunks=chunks, drop_axis=list(drop),
-                                       dtype=_I64, meta=_meta(len(chunks), _I64)))
+                                       token="rt-" + op, dtype=_I64, meta=_meta(len(chunks), _I64)))
 
     def scan(self, op, x, axis):
         a = self._along(x, axis)
         nd = NB.scan(op, np.zeros((1,), a.dtype), 0).dtype
-        return DaskHandle(a.map_blocks(_scan_chunk, op, axis, dtype=nd, meta=_meta(a.ndim, nd)))
+        return DaskHandle(a.map_blocks(_scan_chunk, op, axis, token="rt-" + op, dtype=nd, meta=_meta(a.ndim, nd)))
 
     def argsort(self, x, axis, descending):
         a = self._along(x, axis)
-        return DaskHandle(a.map_blocks(_argsort_chunk, axis, descending, dtype=_I64, meta=_meta(a.ndim, _I64)))
+        return DaskHandle(a.map_blocks(_argsort_chunk, axis, descending, token="rt-argsort", dtype=_I64,
+                                       meta=_meta(a.ndim, _I64)))
 
     def sort(self, x, axis, descending):
         a = self._along(x, axis)
-        idx = a.map_blocks(_argsort_chunk, axis, descending, dtype=_I64, meta=_meta(a.ndim, _I64))
-        vals = da.map_blocks(_take_along, a, idx, axis, dtype=a.dtype, meta=_meta(a.ndim, a.dtype))
+        idx = a.map_blocks(_argsort_chunk, axis, descending, token="rt-argsort", dtype=_I64, meta=_meta(a.ndim, _I64))
+        vals = da.map_blocks(_take_along, a, idx, axis, token="rt-sort", dtype=a.dtype, meta=_meta(a.ndim, a.dtype))
         return DaskHandle(vals), DaskHandle(idx)
 
     # -- gather / scatter ----------------------------------------------------------------------------------
@@ -775,7 +899,8 @@ class DaskBackend(Backend):
         if isinstance(values, DaskHandle):
             v = values.arr
             if v.dtype != x.dtype:
-                v = v.map_blocks(_cast_chunk, RT_DTYPE[x.dtype], dtype=x.dtype, meta=_meta(v.ndim, x.dtype))
+                v = v.map_blocks(_cast_chunk, RT_DTYPE[x.dtype], token="rt-astype", dtype=x.dtype,
+                                 meta=_meta(v.ndim, x.dtype))
             v = _dreshape(da.broadcast_to(v, pos.shape), (pos.size,)) if pos.size else v
         else:
             NB.full((), values, RT_DTYPE[x.dtype])  # checks now
@@ -789,7 +914,7 @@ class DaskBackend(Backend):
         v = values.arr
         n = v.ndim
         r = da.blockwise(_searchsorted_chunk, tuple(range(n)), v, tuple(range(n)), s, (n,), side=side,
-                         concatenate=True, dtype=_I64, meta=_meta(n, _I64))
+                         token="rt-searchsorted", concatenate=True, dtype=_I64, meta=_meta(n, _I64))
         return DaskHandle(r)
 
     def nonzero(self, x):
@@ -822,8 +947,19 @@ class DaskBackend(Backend):
         bi = tuple(range(nb_))
         i, k, j = nb_, nb_ + 1, nb_ + 2
         nd = A.dtype
-        r = da.blockwise(_matmul_chunk, bi + (i, j), A, bi + (i, k), B, bi + (k, j), concatenate=True,
-                         dtype=nd, meta=_meta(nb_ + 2, nd))
+        if len(A.chunks[-1]) > 1 and not nd.hasobject:
+            # the contracted axis is chunked: one partial product per (i, k, j) block triple, summed over
+            # k by a tree reduction (no row or column of blocks gathered in one task; as dask.array)
+            cd = _ACCUM.get(nd, nd)
+            p = da.blockwise(_matmul_partial, bi + (i, j, k), A, bi + (i, k), B, bi + (k, j), cd=cd,
+                             adjust_chunks={k: 1}, concatenate=False, token="rt-matmul-partial", dtype=cd,
+                             meta=_meta(nb_ + 3, cd))
+            r = da.reduction(p, _Partial(_psum, dtype=cd), _Partial(_psum, dtype=cd, out_dtype=nd), axis=(nb_ + 2,),
+                             keepdims=False, dtype=nd, concatenate=True, combine=_Partial(_psum, dtype=cd),
+                             name="rt-matmul", meta=_meta(nb_ + 2, nd))
+        else:
+            r = da.blockwise(_matmul_chunk, bi + (i, j), A, bi + (i, k), B, bi + (k, j), concatenate=True,
+                             token="rt-matmul", dtype=nd, meta=_meta(nb_ + 2, nd))
         if va and vb:
             r = r[..., 0, 0]
         elif va:
@@ -854,7 +990,7 @@ class DaskBackend(Backend):
         probe_shape = tuple(n if i in axes else 1 for i, n in enumerate(a.shape))
         probe = NB.fft(op, np.zeros(probe_shape, a.dtype), s, axes, norm)
         chunks = tuple((probe.shape[i],) if i in axes else c for i, c in enumerate(a.chunks))
-        return DaskHandle(a.map_blocks(_fft_chunk, op, tuple(s), tuple(axes), norm, chunks=chunks,
+        return DaskHandle(a.map_blocks(_fft_chunk, op, tuple(s), tuple(axes), norm, token="rt-" + op, chunks=chunks,
                                        dtype=probe.dtype, meta=_meta(a.ndim, probe.dtype)))
 
     # -- raw bytes and foreign buffers ---------------------------------------------------------------------------
@@ -866,15 +1002,49 @@ class DaskBackend(Backend):
                         "read the data with the numpy backend and convert it with t.to_backend('dask')")
 
     def dlpack(self, x, stream, max_version, dl_device, copy):
-        raise BufferError("__dlpack__: the dask backend cannot export DLPack (capability 'dlpack'); "
-                          "bring the tensor home first with t.to_backend('numpy')")
+        # computed, then exported from host memory: the capsule owns the computed values (there is no
+        # memory to share with the lazy tensor, so copy=False cannot alias it either)
+        return NB.dlpack(np.ascontiguousarray(self._host(x)), stream, max_version, dl_device, None)
 
     def dlpack_device(self, x):
-        raise BufferError("__dlpack_device__: the dask backend has no DLPack device (capability 'dlpack')")
+        return NB.dlpack_device(None)  # the CPU: computed values are exported from host memory
 
     def from_dlpack(self, obj, copy):
-        raise BufferError("from_dlpack: the dask backend cannot import DLPack (capability 'dlpack'); "
-                          "import with the numpy backend and convert with t.to_backend('dask')")
+        a, d = NB.from_dlpack(obj, copy)
+        if copy is not False and a.flags.writeable:
+            a = a.copy()  # a snapshot, as asarray takes (copy=False: the producer's memory, shared)
+        return self._from_numpy(a), d
+
+
+#: the positions (after ``self``) of the handle arguments of the primitives that take NumPy handles too:
+#: a NumPy-backend tensor meeting Dask tensors (``x_dask + x_numpy``, ``where(numpy_mask, ...)``) reaches
+#: them as an ndarray, which is taken as a constant (a snapshot, as ``asarray``); "*0": a list of handles
+_NUMPY_OPERANDS = {
+    "unary": (1,), "binary": (1, 2), "where": (0, 1, 2), "clip": (0, 1, 2), "cast": (0,), "reduce": (1,),
+    "arg_reduce": (1,), "scan": (1,), "sort": (0,), "argsort": (0,), "matmul": (0, 1), "concatenate": ("*0",),
+    "searchsorted": (0, 1), "fft": (1,), "gather": (0,), "copy": (0,), "contiguous": (0,), "reshape": (0,),
+    "expand": (0,), "permute": (0,), "view_index": (0,), "flip": (0,), "to_host": (0,), "to_list": (0,),
+    "to_bytes": (0,), "value_range": (0,), "nonzero": (0,),
+}
+
+
+def _taking_numpy(fn: Any, pos: tuple) -> Any:
+    def method(self, *args, **kw):
+        args = list(args)
+        for p in pos:
+            if p == "*0":
+                if args and any(type(h) is np.ndarray for h in args[0]):
+                    args[0] = [self._const(h) if type(h) is np.ndarray else h for h in args[0]]
+            elif p < len(args) and type(args[p]) is np.ndarray:
+                args[p] = self._const(args[p])
+        return fn(self, *args, **kw)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
+for _n, _pos in _NUMPY_OPERANDS.items():
+    setattr(DaskBackend, _n, _taking_numpy(getattr(DaskBackend, _n), _pos))
+del _n, _pos
 
 
 # ---------------------------------------------------------------------------------------------
@@ -925,7 +1095,7 @@ def read_npy(path: str, offset: int, dtype: Any, shape: tuple, fortran: bool, sw
     canon = {D.bool: 1, D.int4: 15, D.uint4: 15}.get(dtype, 0)
     arr = da.map_blocks(_npy_chunk, path, int(offset), nd, shape, bool(fortran), bool(swap), canon,
                         _file_stamp(path), fname, chunks=ch, dtype=nd, meta=_meta(len(shape), nd),
-                        name="rt-npy-" + uuid.uuid4().hex)
+                        name="rt-load_npy-" + uuid.uuid4().hex)
     return DaskHandle(arr)
 
 
@@ -992,6 +1162,9 @@ class _Partial:
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs, **self.kw)
+
+    def __dask_tokenize__(self):
+        return (self.fn.__module__, self.fn.__qualname__, sorted(self.kw.items(), key=lambda kv: kv[0]))
 
 
 def _registered(name: str) -> Backend:

@@ -23,6 +23,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from typing import Any
@@ -133,6 +134,21 @@ def _warn(reason: str) -> None:
         _WARNED.append(reason)
         warnings.warn(f"rt.jit: not compiling ({reason}); jitted functions run by replaying their traced "
                       f"programs", RuntimeWarning, stacklevel=4)
+
+
+_DASK_NOTED: list = []
+
+
+def _note_dask() -> None:
+    """Once per process: what ``rt.jit`` does over Dask tensors (docs/jit.md, "Dask")."""
+    if not _DASK_NOTED:
+        _DASK_NOTED.append(True)
+        f, level = sys._getframe(1), 2  # the warning points at the caller's line, outside runetensor
+        while f is not None and f.f_globals.get("__name__", "").startswith("runetensor"):
+            f, level = f.f_back, level + 1
+        warnings.warn("rt.jit over Dask tensors: the traced program is replayed on the Dask backend (it builds "
+                      "the same lazy graph as the eager calls, after one trace per signature); no kernels are "
+                      "compiled for Dask tensors (docs/jit.md, 'Dask')", RuntimeWarning, stacklevel=level)
 
 
 def _avx2() -> bool:
@@ -1125,6 +1141,8 @@ def _ext_reads(g: Group) -> set:
 
 def fuse_program(prog: Any) -> int:
     """Replace the fusable groups of ``prog.steps`` by compiled steps; the number of kernels made."""
+    if getattr(prog.P, "name", None) == "dask":
+        _note_dask()
     if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
         return 0
     steps = prog.steps

@@ -33,11 +33,42 @@ def arr(x: Any, fname: str) -> Tensor:
     return as_tensor(x, fname)
 
 
-def check_device(device: Any, fname: str) -> None:
-    """Accept ``None`` or ``"cpu"`` (the only device); anything else is a ValueError."""
-    if device is None or device == CPU:
-        return
-    raise ValueError(f"{fname}: unsupported device {device!r}; the only device is 'cpu'")
+#: the Dask backend's device (its tensors' ``.device``)
+DASK = "dask"
+
+
+def devices() -> list[str]:
+    """The devices: ``"cpu"`` (the NumPy backend) and ``"dask"`` (the Dask backend) where Dask is installed."""
+    import importlib.util
+    return [CPU, DASK] if importlib.util.find_spec("dask") is not None else [CPU]
+
+
+def device_of_backend(be: Any) -> str:
+    """The device of a backend's tensors: that of its level-0 backend (a transformation's tracers live
+    where their values live): ``"cpu"`` for NumPy, ``"dask"`` for Dask, else the backend's name."""
+    while getattr(be, "level", 0) > 0 and getattr(be, "parent", None) is not None:
+        be = be.parent
+    return CPU if be.name == "numpy" else be.name
+
+
+def check_device(device: Any, fname: str) -> Any:
+    """The backend to create on for ``device``: None for ``None`` or the default backend's own device (the
+    default backend then applies, a running transformation's included), else the device's backend.
+
+    Raises:
+        ValueError: for a device that is not one of :func:`devices`.
+    """
+    if device is None:
+        return None
+    if device == CPU or device == DASK:
+        from .._backend import get_backend
+        be = get_backend()
+        if device_of_backend(be) == device:
+            return None
+        if device == DASK and DASK not in devices():
+            raise ValueError(f"{fname}: device 'dask' needs Dask (pip install 'runetensor[dask]')")
+        return get_backend("numpy" if device == CPU else "dask")
+    raise ValueError(f"{fname}: unsupported device {device!r}; expected one of {devices()} or None")
 
 
 def dtype_arg(dtype: Any, fname: str) -> DType | None:

@@ -8,12 +8,14 @@ floating dtype, ``copy=False`` from Python data is an error) and call rt's funct
 from __future__ import annotations
 
 import builtins
+import functools
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import _creation as RC
 from .. import _dtypes as D
 from .. import _ranges as RR
+from .._backend import use_backend
 from .._dtypes import DType
 from .._tensor import Tensor, wrap
 from .._validate import as_int, store_value
@@ -122,6 +124,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     rt.float32
     """
     check_device(device, "asarray")
+    if isinstance(obj, Tensor) and device is not None and obj.device != device:
+        obj = obj.to_device(device)  # (a Dask tensor to "cpu": computed)
     d = dtype_arg(dtype, "asarray")
     if isinstance(obj, PY_SCALARS):
         if copy is False:
@@ -249,6 +253,8 @@ def full(shape: int | Sequence[int], fill_value: bool | int | float | complex, *
 def _like(x: Any, dtype: Any, device: Any, fname: str) -> tuple[Tensor, DType]:
     x = arr(x, fname)
     check_device(device, fname)
+    if device is not None and x.device != device:  # the shape on the other device (see _on_device)
+        x = RC.empty(x._dtype, x.shape)
     return x, dtype_arg(dtype, fname) or x._dtype
 
 
@@ -428,3 +434,22 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
      [0, 0, 1]]
     """
     return RR.triu(x, k)
+
+
+def _on_device(fn: Callable) -> Callable:
+    """``fn`` creating on the backend of its ``device=`` argument (``"cpu"``: NumPy, ``"dask"``: Dask;
+    None: the default backend)."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        be = check_device(kwargs.get("device"), fn.__name__)
+        if be is None:
+            return fn(*args, **kwargs)
+        with use_backend(be):
+            return fn(*args, **kwargs)
+    return call
+
+
+for _name in ("arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
+              "ones", "ones_like", "zeros", "zeros_like"):
+    globals()[_name] = _on_device(globals()[_name])
+del _name

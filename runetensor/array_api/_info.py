@@ -6,7 +6,7 @@ from typing import Any
 from .. import _dtypes as D
 from .._dtypes import DType
 from .._validate import MAX_RANK
-from ._common import CPU, STD_DTYPES, check_device
+from ._common import STD_DTYPES, check_device, device_of_backend, devices
 from ._data_types import isdtype
 
 __all__ = ["__array_namespace_info__"]
@@ -17,8 +17,8 @@ class Info:
 
     >>> import runetensor.array_api as xp
     >>> info = xp.__array_namespace_info__()
-    >>> info.default_device(), info.devices()
-    ('cpu', ['cpu'])
+    >>> info.default_device(), info.devices()[0]
+    ('cpu', 'cpu')
     >>> info.default_dtypes()["real floating"]
     rt.float64
     >>> sorted(info.dtypes(kind="signed integer"))
@@ -32,12 +32,14 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": MAX_RANK}
 
     def default_device(self) -> str:
-        """The default device: ``"cpu"``."""
-        return CPU
+        """The default device: the default backend's (``"cpu"``; ``"dask"`` inside ``rt.use_backend("dask")``)."""
+        from .._backend import get_backend
+        return device_of_backend(get_backend())
 
     def devices(self) -> list[str]:
-        """The supported devices: ``["cpu"]``."""
-        return [CPU]
+        """The supported devices: ``"cpu"`` (the NumPy backend) and, where Dask is installed, ``"dask"``
+        (the Dask backend: ``device="dask"`` creates Dask tensors, ``t.to_device("cpu")`` computes one)."""
+        return devices()
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, DType]:
         """Default dtypes for each kind: float64, complex128, int64 (also for indexing)."""
