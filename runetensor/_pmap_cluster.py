@@ -79,12 +79,12 @@ def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> C
     def run_jit(leaves: list, index: Any, supplied: list) -> Any:
         k = len(supplied)
         jf = jfs.get(k)
-        first = jf is None
-        if first:
+        if jf is None:
             jf = jfs[k] = rt.jit(run)
+        traces = rt.jit_stats(jf)["traces"]
         r = jf(leaves, index, supplied)
-        if first or rt.jit_stats(jf)["cache_hits"] == 0:
-            # the first call of a program returns the trace's eager witness; replay it so every
+        if rt.jit_stats(jf)["traces"] != traces:
+            # a call that traced returns the trace's eager witness; replay the program so every
             # shard's result comes from the compiled program, whichever worker traced it
             r = jf(leaves, index, supplied)
         return r

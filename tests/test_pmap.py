@@ -261,3 +261,19 @@ def test_bad_arguments_raise_specific_errors():
         rt.pmap(lambda x: x * 2.0, "s", out_axes=None)(rt.ones(rt.float32, [2]))
     with pytest.raises(ValueError, match="different batch sizes"):
         rt.pmap(lambda a, b: a + b, "s")(rt.ones(rt.float32, [2]), rt.ones(rt.float32, [3]))
+
+
+# ---------------------------------------------------------------------------
+# the data-parallel digits example, in one process
+# ---------------------------------------------------------------------------
+def test_digits_dp_without_a_cluster_matches_the_single_process_training(capsys):
+    pytest.importorskip("sklearn")
+    from runetensor.examples import digits, digits_dp
+    data_ = digits.load_data()
+    one = digits.train("cnn", epochs=1, train_size=100, data=data_, progress=None)
+    dp = digits_dp.train_dp("cnn", client=None, shards=4, epochs=1, train_size=100, data=data_, progress=None)
+    np.testing.assert_allclose(dp.losses, one.losses, rtol=1e-4)
+    assert digits_dp.main(["--workers", "0", "--epochs", "1", "--train-size", "64", "--quiet"]) == 0
+    assert "test accuracy" in capsys.readouterr().out
+    with pytest.raises(ValueError, match=r"batch_size \(60\) must be a positive multiple of shards \(8\)"):
+        digits_dp.train_dp("cnn", batch_size=60, shards=8, data=data_)
