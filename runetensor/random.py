@@ -36,7 +36,8 @@ from typing import Any, Sequence
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
-from ._backend.contract import BatchedValueError
+from ._backend.contract import BatchedValueError, TracedValueError
+from ._guards import check_true, check_values
 from ._random import _MANT, _float_dtype, _randint, _randn, _uniform_handle
 from ._creation import int_range
 from ._tensor import Tensor, wrap
@@ -468,8 +469,9 @@ def _check_prob(p: Any, fname: str, what: str = "p") -> Any:
     if isinstance(p, Tensor):
         if not p.dtype.is_float:
             p = rt.cast(p, D.float64)
-        if p.size and not rt.item(rt.all(rt.logical_and(p >= 0, p <= 1))):
-            raise ValueError(f"{fname}: every {what} must be in [0, 1] (and not NaN)")
+        if p.size:  # a run-time guard under rt.jit
+            check_true(rt.logical_and(p >= 0, p <= 1),
+                       lambda: ValueError(f"{fname}: every {what} must be in [0, 1] (and not NaN)"))
     elif not 0.0 <= p <= 1.0:
         raise ValueError(f"{fname}: {what} must be in [0, 1], got {p}")
     return p
@@ -520,6 +522,9 @@ def bernoulli(key: Tensor, p: Any = 0.5, shape: Sequence[int] | None = None) -> 
 
 #: rejection rounds before giving up (each round redraws only the rejected elements)
 _MAX_ROUNDS = 1000
+#: rounds under rt.jit, where the loop cannot stop when all are accepted: every sampler here accepts
+#: with probability above 1/2 per round, so an element is left after 40 rounds with probability below 2**-40
+_JIT_ROUNDS = 40
 
 
 def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
@@ -537,15 +542,25 @@ def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
         return out
     idx = rt.arange(D.int64, 0, n, 1)
     pending = rt.full(D.bool, [n], True)
+    rounds = _MAX_ROUNDS
     for j in range(_MAX_ROUNDS):
         u = rt.reshape(_open01(_sub(k, j), n * nu, fname), [n, nu])
         z, ok = propose(u, idx)
         take = rt.logical_and(pending, ok)
         out = rt.where(take, z, out)
         pending = rt.logical_and(pending, rt.logical_not(ok))
-        if _all_true(rt.logical_not(pending)):
-            return out
-    raise RuntimeError(f"{fname}: elements still rejected after {_MAX_ROUNDS} rounds")  # pragma: no cover
+        if j + 1 >= rounds:
+            break
+        try:
+            if _all_true(rt.logical_not(pending)):
+                return out
+        except TracedValueError:
+            # under rt.jit: a fixed number of rounds (a round leaves an accepted element as it
+            # is, so the values are the eager ones), then a run-time check that none is left
+            rounds = _JIT_ROUNDS
+    check_true(rt.logical_not(pending), lambda: RuntimeError(
+        f"{fname}: elements still rejected after {rounds} rounds"))  # (probability below 2**-40 per element)
+    return out
 
 
 def _flat_param(v: Any, shp: tuple[int, ...]) -> Any:
@@ -558,6 +573,17 @@ def _flat_param(v: Any, shp: tuple[int, ...]) -> Any:
 
 def _pick(v: Any, idx: Tensor) -> Any:
     return _rt().take(v, idx) if isinstance(v, Tensor) else v
+
+
+def _require(cond: Any, error: Any) -> None:
+    """Raise ``error()`` unless ``cond`` (a bool or a bool tensor) is all True: now, or for a
+    tensor traced by ``rt.jit`` at each run of the program (a run-time guard)."""
+    rt = _rt()
+    if isinstance(cond, Tensor):
+        if cond.size:
+            check_true(rt.cast(cond, D.bool), error)
+    elif not cond:
+        raise error()
 
 
 def _all_true(cond: Any) -> bool:
@@ -608,9 +634,8 @@ def truncated_normal(key: Tensor, lower: Any, upper: Any, shape: Sequence[int] |
     _check_key(key, fname)
     d = _float_dtype(dtype, fname)
     lo, hi = _num(lower, fname, "lower"), _num(upper, fname, "upper")
-    if not _all_true(lo < hi):
-        raise ValueError(f"truncated_normal: expected lower < upper (and no NaN), got lower={lower!r}, "
-                         f"upper={upper!r}")
+    _require(lo < hi, lambda: ValueError(f"truncated_normal: expected lower < upper (and no NaN), got "
+                                         f"lower={lower!r}, upper={upper!r}"))
     shp = check_alloc(_result_shape(shape, [lo, hi], fname), D.float64, fname)
     n = math.prod(shp)
     a0, b0 = _flat_param(lo, shp), _flat_param(hi, shp)
@@ -682,8 +707,8 @@ def _log_gamma(k: Tensor, a: Any, shp: tuple[int, ...], fname: str) -> Tensor:
 
 def _check_positive(v: Any, fname: str, what: str) -> Any:
     v = _num(v, fname, what)
-    if not _all_true(_rt().logical_and(v > 0, v < math.inf) if isinstance(v, Tensor) else 0 < v < math.inf):
-        raise ValueError(f"{fname}: {what} must be positive and finite, got {v!r}")
+    _require(_rt().logical_and(v > 0, v < math.inf) if isinstance(v, Tensor) else 0 < v < math.inf,
+             lambda: ValueError(f"{fname}: {what} must be positive and finite, got {v!r}"))
     return v
 
 
@@ -806,6 +831,8 @@ def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: 
                          f"maxval <= {dmax + 1}")
     try:
         seed = _seed_of(key, fname)
+    except TracedValueError:
+        return _randint_words(key, d, shp, lo, hi)  # under rt.jit: the same values in tensor operations
     except BatchedValueError:
         raise ValueError("randint: a batch of keys (under rt.vmap) is not supported by randint; draw with "
                          "rt.random.uniform and scale, or split the keys outside vmap") from None
@@ -813,6 +840,67 @@ def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: 
         return _randint(d, shp, seed, lo, hi)
     except MemoryError:
         raise alloc_error(fname, shp, d) from None
+
+
+#: rounds of randint's rejection under rt.jit (a round rejects an element with probability below 1/2)
+_RANDINT_JIT_ROUNDS = 64
+
+
+def _randint_words(key: Tensor, d: DType, shp: tuple[int, ...], lo: int, hi: int) -> Tensor:
+    """:func:`randint` for a traced key, in tensor operations, value for value the backend's
+    (``runetensor._random._uniform_below``): the ``x mod r`` of the key's words, an element
+    rejected in round ``j`` taking the next accepted word of the stream of seed
+    ``seed + j * 0x9E3779B97F4A7C15`` in row-major order of the rejected ones (a cumulative count
+    instead of a compaction); a fixed number of rounds, then a run-time check that none is left."""
+    from ._random import _ROUND_STEP
+    rt = _rt()
+    n = math.prod(shp)
+    r = hi - lo
+    wide = r > (1 << 32)
+    span = _U64 if wide else 1 << 32
+    wd = D.uint64 if wide else D.uint32
+    k64 = rt.cast(_check_key(key, "randint"), D.uint64)
+    seed = rt.bitwise_or(k64[0], rt.lshift(k64[1], 32))
+
+    def draw(j: int) -> Tensor:
+        s = seed if j == 0 else seed + rt.full(D.uint64, [], (j * _ROUND_STEP) % _U64)  # wraps mod 2**64
+        kj = rt.cast(rt.stack([rt.bitwise_and(s, _MASK32), rt.rshift(s, 32)]), D.uint32)
+        if not wide:
+            return _domain_words(kj, 0, n)
+        w = rt.reshape(rt.cast(_domain_words(kj, 0, 2 * n), D.uint64), [n, 2])
+        return rt.bitwise_or(rt.lshift(w[:, 0], 32), w[:, 1])
+
+    x = draw(0)
+    if r == span or n == 0:
+        v = x
+    else:
+        limit = span - (span % r)
+        rr = rt.full(wd, [], r)
+        v = x % rr
+        if limit != span:
+            lim = rt.full(wd, [], limit)
+            ok = x < lim
+            for j in range(1, _RANDINT_JIT_ROUNDS + 1):
+                bad = rt.logical_not(ok)
+                rank = rt.cumsum(rt.cast(bad, D.int64)) - 1  # the k-th rejected element takes word k
+                xj = rt.take(draw(j), rt.maximum(rank, 0))
+                okj = xj < lim
+                take = rt.logical_and(bad, okj)
+                v = rt.where(take, xj % rr, v)
+                ok = rt.logical_or(ok, take)
+            check_true(ok, lambda: RuntimeError(f"randint: elements still rejected after {_RANDINT_JIT_ROUNDS} "
+                                                f"rounds"))
+    if d is D.uint64:
+        h = rt.cast(v, D.uint64)
+        if lo:
+            h = h + rt.full(D.uint64, [], lo)
+    else:
+        h = rt.cast(v, D.int64)  # two's-complement wrap: (v + lo) mod 2**64 is the value, and it fits int64
+        if lo:
+            h = h + rt.full(D.int64, [], lo)
+        if d is not D.int64:
+            h = rt.cast(h, d)
+    return rt.reshape(h, list(shp))
 
 
 def _gumbel(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
@@ -1029,12 +1117,19 @@ def choice(key: Tensor, a: Any, shape: Sequence[int] = (), replace: bool = True,
         if tuple(pt.shape) != (n,):
             raise ValueError(f"choice: p must have shape ({n},), got {tuple(pt.shape)}")
         pt = rt.cast(pt, D.float64)
-        if not _all_true(rt.logical_and(pt >= 0, pt < math.inf)) or not rt.item(rt.sum(pt)) > 0:
-            raise ValueError("choice: p must be non-negative and finite with a positive sum")
+        bad_p = ValueError("choice: p must be non-negative and finite with a positive sum")
+        _require(rt.logical_and(pt >= 0, pt < math.inf), lambda: bad_p)
+        _require(rt.sum(pt) > 0, lambda: bad_p)
         logp = rt.log(pt / rt.sum(pt))
-        if not replace and m > rt.item(rt.sum(rt.cast(pt > 0, D.int64))):
-            raise ValueError(f"choice: cannot draw {m} elements without replacement from "
-                             f"{rt.item(rt.sum(rt.cast(pt > 0, D.int64)))} with non-zero probability")
+        if not replace:
+            nz = rt.sum(rt.cast(pt > 0, D.int64))
+
+            def enough(lo: Any, hi: Any) -> None:
+                if m > lo:
+                    raise ValueError(f"choice: cannot draw {m} elements without replacement from {lo} with "
+                                     f"non-zero probability")
+
+            check_values(nz, enough)
     if not replace and m > n:
         raise ValueError(f"choice: cannot draw {m} elements without replacement from a population of {n}")
     check_alloc(shp, D.uint64, fname)
