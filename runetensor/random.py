@@ -523,8 +523,9 @@ def bernoulli(key: Tensor, p: Any = 0.5, shape: Sequence[int] | None = None) -> 
 #: rejection rounds before giving up (each round redraws only the rejected elements)
 _MAX_ROUNDS = 1000
 #: rounds under rt.jit, where the loop cannot stop when all are accepted: every sampler here accepts
-#: with probability above 1/2 per round, so an element is left after 40 rounds with probability below 2**-40
-_JIT_ROUNDS = 40
+#: with probability at least about 0.49 per round (the worst truncated-normal interval, ``[0, 2.51]``),
+#: so an element is left after 48 rounds with probability below 1e-14
+_JIT_ROUNDS = 48
 
 
 def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
@@ -559,7 +560,7 @@ def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
             # is, so the values are the eager ones), then a run-time check that none is left
             rounds = _JIT_ROUNDS
     check_true(rt.logical_not(pending), lambda: RuntimeError(
-        f"{fname}: elements still rejected after {rounds} rounds"))  # (probability below 2**-40 per element)
+        f"{fname}: elements still rejected after {rounds} rounds"))
     return out
 
 
