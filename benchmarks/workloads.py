@@ -1179,3 +1179,141 @@ def _pmap_digits_step(ctx):
     x1, y1, w1 = rt.reshape(x, [1, B, 1, 8, 8]), rt.reshape(y, [1, B]), rt.reshape(w, [1, B])
     return {"numpy": lambda: one(params, state, x1, y1, w1, count),
             "runetensor": lambda: dp(params, state, x, y, w, count)}
+
+
+# ---------------------------------------------------------------------------
+# one training step of the character-level GPT (runetensor/examples/gpt.py's default sizes)
+# ---------------------------------------------------------------------------
+@workload("gpt_jit_train_step", "one training step of the example GPT (vocab 60, context 64, d_model 64, 2 pre-norm "
+                                "blocks of 4-head causal attention + 4x GELU MLP, batch 32; cross-entropy, global-norm "
+                                "clipping, AdamW; no dropout): rt.jit of the whole step (model and state donated) vs "
+                                "PyTorch eager (torch.nn modules, clip_grad_norm_, torch.optim.AdamW) and jax.jit "
+                                "(hand-written AdamW)", target=1.25, target_kind="vs_jax")
+def _gpt_jit_train_step(ctx):
+    rt = ctx.rt
+    np = ctx.np
+    from runetensor.examples import gpt as G
+    cfg = G.Config(dropout=0.0, steps=10_000)
+    V, T, B, d, L, H = 60, cfg.block_size, cfg.batch_size, cfg.d_model, cfg.layers, cfg.heads
+    rng = np.random.default_rng(24)
+    data = rng.integers(0, V, T * B * 4).astype(np.int32)
+    win = data[rng.integers(0, len(data) - T - 1, B)[:, None] + np.arange(T + 1)]
+    x, y = np.ascontiguousarray(win[:, :-1]), np.ascontiguousarray(win[:, 1:])
+    impls: dict[str, Callable[[], Any]] = {}
+
+    model = G.GPT(V, cfg, key=rt.random.key(0))
+    opt = G.make_optimizer(cfg)
+    step = G.make_step(opt)
+    rx, ry = rt.asarray(x), rt.asarray(y)
+    rstate = {"m": model, "s": opt.init(model), "k": rt.random.key(1)}
+
+    def run_rt():
+        rstate["m"], rstate["s"], loss = step(rstate["m"], rstate["s"], rx, ry, rstate["k"])
+        return loss
+    impls["runetensor"] = run_rt
+
+    if ctx.torch is not None:
+        torch = ctx.torch
+        F = torch.nn.functional
+
+        class TBlock(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+                self.attn = torch.nn.MultiheadAttention(d, H, batch_first=True)
+                self.fc, self.proj = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+            def forward(self, h, mask):
+                a = self.ln1(h)
+                h = h + self.attn(a, a, a, attn_mask=mask, need_weights=False)[0]
+                return h + self.proj(F.gelu(self.fc(self.ln2(h)), approximate="tanh"))
+
+        class TGPT(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok, self.pos = torch.nn.Embedding(V, d), torch.nn.Embedding(T, d)
+                self.blocks = torch.nn.ModuleList([TBlock() for _ in range(L)])
+                self.ln_f, self.head = torch.nn.LayerNorm(d), torch.nn.Linear(d, V)
+
+            def forward(self, idx, mask):
+                h = self.tok(idx) + self.pos.weight[:idx.shape[1]]
+                for b in self.blocks:
+                    h = b(h, mask)
+                return self.head(self.ln_f(h))
+
+        torch.manual_seed(0)
+        tm = TGPT()
+        topt = torch.optim.AdamW(tm.parameters(), lr=cfg.lr, betas=(0.9, 0.99), weight_decay=cfg.weight_decay)
+        tx, ty = torch.from_numpy(x.astype(np.int64)), torch.from_numpy(y.astype(np.int64))
+        tmask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+
+        def run_torch():
+            topt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(tm(tx, tmask).reshape(-1, V), ty.reshape(-1))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(tm.parameters(), cfg.clip)
+            topt.step()
+            return loss.detach()
+        impls["torch"] = run_torch
+
+    if ctx.jnp is not None:
+        import jax
+        jnp = ctx.jnp
+        keys = iter(jax.random.split(jax.random.PRNGKey(0), 64))
+
+        def lin(i, o):
+            b = 1 / np.sqrt(i)
+            return {"w": jax.random.uniform(next(keys), (o, i), minval=-b, maxval=b), "b": jnp.zeros(o)}
+
+        def ln():
+            return {"w": jnp.ones(d), "b": jnp.zeros(d)}
+        jp = {"tok": jax.random.normal(next(keys), (V, d)) * 0.02, "pos": jax.random.normal(next(keys), (T, d)) * 0.02,
+              "blocks": [{"ln1": ln(), "ln2": ln(), "qkv": lin(d, 3 * d), "out": lin(d, d), "fc": lin(d, 4 * d),
+                          "proj": lin(4 * d, d)} for _ in range(L)], "ln_f": ln(), "head": lin(d, V)}
+
+        def jln(p, h):
+            m = h.mean(-1, keepdims=True)
+            v = ((h - m) ** 2).mean(-1, keepdims=True)
+            return (h - m) / jnp.sqrt(v + 1e-5) * p["w"] + p["b"]
+
+        def jlin(p, h):
+            return h @ p["w"].T + p["b"]
+        causal = jnp.tril(jnp.ones((T, T), bool))
+
+        def jloss(p, x, y):
+            h = p["tok"][x] + p["pos"][:T]
+            for b in p["blocks"]:
+                a = jln(b["ln1"], h)
+                q, k, v = jnp.split(jlin(b["qkv"], a), 3, axis=-1)
+                q, k, v = (t.reshape(B, T, H, d // H).transpose(0, 2, 1, 3) for t in (q, k, v))
+                s = jnp.where(causal, q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // H), -jnp.inf)
+                o = (jax.nn.softmax(s, -1) @ v).transpose(0, 2, 1, 3).reshape(B, T, d)
+                h = h + jlin(b["out"], o)
+                h = h + jlin(b["proj"], jax.nn.gelu(jlin(b["fc"], jln(b["ln2"], h)), approximate=True))
+            z = jlin(p["head"], jln(p["ln_f"], h))
+            return jnp.mean(jax.nn.logsumexp(z, -1) - jnp.take_along_axis(z, y[..., None], -1)[..., 0])
+
+        tm_ = jax.tree_util.tree_map
+
+        def jstep(p, m, v, t, x, y):
+            loss, g = jax.value_and_grad(jloss)(p, x, y)
+            norm = jnp.sqrt(sum(jnp.sum(a * a) for a in jax.tree_util.tree_leaves(g)))
+            g = tm_(lambda a: a * jnp.minimum(1.0, cfg.clip / (norm + 1e-6)), g)
+            t = t + 1
+            m = tm_(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+            v = tm_(lambda v, g: 0.99 * v + 0.01 * g * g, v, g)
+            c1, c2 = 1 - 0.9 ** t, 1 - 0.99 ** t
+            p = tm_(lambda p, m, v: p * (1 - cfg.lr * cfg.weight_decay) - cfg.lr * (m / c1) / (jnp.sqrt(v / c2) + 1e-8),
+                    p, m, v)
+            return loss, p, m, v, t
+        jit_step = jax.jit(jstep, donate_argnums=(0, 1, 2))
+        jx, jy = jnp.asarray(x), jnp.asarray(y)
+        jstate = {"p": jp, "m": tm_(jnp.zeros_like, jp), "v": tm_(jnp.zeros_like, jp), "t": jnp.zeros((), jnp.float32)}
+
+        def run_jax():
+            loss, jstate["p"], jstate["m"], jstate["v"], jstate["t"] = jit_step(
+                jstate["p"], jstate["m"], jstate["v"], jstate["t"], jx, jy)
+            loss.block_until_ready()
+            return loss
+        impls["jax"] = run_jax
+    return impls
