@@ -13,6 +13,7 @@ trap 'rm -rf "$names"' EXIT
 python - >"$names/all_names.py" <<'PY'
 import importlib
 mods = ["runetensor", "runetensor.nn", "runetensor.random", "runetensor.optim", "runetensor.io",
+        "runetensor.datasets", "runetensor.metrics", "runetensor.progress",
         "runetensor.harpie", "runetensor.bigarray", "runetensor.bigarray.ext"]
 # (runetensor.array_api is left out: its elementwise functions are made at import time; issue 18 section 4
 # rewrites that namespace)
