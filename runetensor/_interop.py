@@ -19,10 +19,10 @@ protocol and pickling.
   are stored compactly); the unpickled tensor lives on the default backend.
 * Inside ``grad``/``vjp``/``jvp``, a tensor that carries a derivative refuses all of these
   conversions (``__array__``, ``__array_interface__``, the buffer protocol, DLPack,
-  ``rt.to_numpy``) with a ``TypeError`` naming ``rt.stop_gradient``: the NumPy array would be a
-  constant and the derivative would vanish silently.  Python scalar reads (``float(t)``,
-  ``int(t)``, ``t.item()``, ``t.tolist()``) stay allowed, as in PyTorch (their result is a
-  constant by construction).
+  ``rt.to_numpy``, pickling and so ``copy.copy``/``copy.deepcopy``) with a ``TypeError`` naming
+  ``rt.stop_gradient``: the result would be a constant and the derivative would vanish silently.
+  Python scalar reads (``float(t)``, ``int(t)``, ``t.item()``, ``t.tolist()``) stay allowed, as
+  in PyTorch (their result is a constant by construction).
 * :func:`runetensor.asarray` accepts NumPy arrays, DLPack producers, objects
   with ``__array__`` / ``__array_interface__`` and buffer-protocol objects,
   sharing memory when the dtype allows.
@@ -308,6 +308,7 @@ def _flatten(v: Any, depth: int) -> list:
 
 def _reduce(self: Tensor) -> tuple:
     be = self._backend
+    refuse_derivative(self, "pickle/copy")  # (copy.copy and copy.deepcopy of a transformation's tensor come here)
     if self._dtype is D.object_:
         return (_rebuild_object, (self.shape, _flatten(be.to_list(self._data), self.ndim)))
     return (_rebuild, (self._dtype.name, self.shape, be.to_bytes(self._data)))

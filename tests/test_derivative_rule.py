@@ -8,7 +8,9 @@ of the same call made eagerly (a non-uniform cotangent, reverse and forward mode
 the documented ``TypeError``.  A function added to those families without a case here fails
 ``test_every_function_has_a_case``.
 """
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -70,6 +72,9 @@ REFUSE = {
     "__array_interface__": (lambda x: (x * 2.0).__array_interface__, STOP_GRADIENT),
     "__dlpack__": (lambda x: (x * 2.0).__dlpack__(), STOP_GRADIENT),
     "np.from_dlpack": (lambda x: np.from_dlpack(x * 2.0), STOP_GRADIENT),
+    "pickle": (lambda x: pickle.dumps(x * 2.0), STOP_GRADIENT),
+    "copy.copy": (lambda x: copy.copy(x * 2.0), STOP_GRADIENT),
+    "copy.deepcopy": (lambda x: copy.deepcopy([x * 2.0]), STOP_GRADIENT),
     # arguments that are sizes, counts or integers: a float tensor is refused whatever it carries
     "arange": (lambda x: rt.arange(F64, x[0], 5, 1), "must be an integer"),
     "eye": (lambda x: rt.eye(F64, x[0]), "must be an integer"),
@@ -107,7 +112,7 @@ REFUSE.update({f"xp.{k}": f for k, f in XP_REFUSE.items()})
 NO_VALUE_ARGUMENT = {"use_backend": "a context manager selecting a backend by name"}
 
 # conversions of Tensor (protocols, not family functions) the walk must cover
-PROTOCOLS = ["__array__", "__array_interface__", "__dlpack__", "memoryview"]
+PROTOCOLS = ["__array__", "__array_interface__", "__dlpack__", "memoryview", "pickle", "copy.copy"]
 
 
 def _base(name):
