@@ -115,8 +115,9 @@ def _open_file(p: Any, fname: str, mode: str = "rb", encoding: str | None = None
         ValueError: naming ``fname``, for a FIFO, a device or a socket.
         OSError: a missing or unreadable file.
     """
-    flags = (os.O_RDWR if "+" in mode else os.O_RDONLY) | getattr(os, "O_NONBLOCK", 0) \
-        | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # (POSIX; Windows has no FIFOs to block on)
+    flags = (os.O_RDWR if "+" in mode else os.O_RDONLY) | nonblock | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(p, flags)
     except IsADirectoryError:  # opened for writing ("r+b")
@@ -131,7 +132,7 @@ def _open_file(p: Any, fname: str, mode: str = "rb", encoding: str | None = None
                     else "a socket" if _stat.S_ISSOCK(st.st_mode) else "not a regular file")
             raise ValueError(f"{fname}: {p!r} is {kind}; expected a regular file (loaders read regular files "
                              "only: a pipe or a device could block or never end)")
-        if hasattr(os, "set_blocking"):
+        if nonblock:
             os.set_blocking(fd, True)
         return os.fdopen(fd, mode, encoding=encoding) if encoding else os.fdopen(fd, mode)
     except BaseException:
