@@ -287,7 +287,9 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
 
     Args:
         dtype: element type.
-        start, stop: the ends (real or complex numbers).
+        start, stop: the ends (real or complex numbers, or one-element tensors: inside
+            ``grad``/``jvp``/``vmap`` the derivative flows from them, as in JAX, and the values
+            are the same bits).
         count: number of values (>= 0).
         endpoint: include ``stop`` (default True); if False, the step is
             ``(stop - start) / count``.
@@ -328,7 +330,8 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
 
     Args:
         dtype: element type.
-        start_exp, stop_exp: the first and last exponent.
+        start_exp, stop_exp: the first and last exponent (numbers or one-element tensors, whose
+            derivative flows through, as ``base``'s does).
         count: number of values (>= 0).
         endpoint: include ``base ** stop_exp`` (default True).
         base: the base (default 10.0).
@@ -374,7 +377,8 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
 
     Args:
         dtype: element type.
-        start, stop: the ends, both > 0.
+        start, stop: the ends, both > 0 (numbers or one-element tensors, whose derivative flows
+            through; their values are read to check them, so not under ``vmap``).
         count: number of values (>= 0).
         endpoint: include ``stop`` (default True).
     Raises:
