@@ -406,3 +406,20 @@ def test_errors_name_the_function():
         optim.StaticLossScale(0.0)
     with pytest.raises(TypeError, match="apply_if_finite: inner must be"):
         optim.apply_if_finite(optim.adam, 1)
+
+
+def test_radam_matches_torch_where_their_eps_agree():
+    torch = pytest.importorskip("torch")
+    # PyTorch's RAdam adds eps to sqrt(v) before the bias correction, optax (and rt) after; with
+    # eps = 0 the rules coincide
+    mine, _ = _run_rt(optim.radam(0.05, b1=0.8, b2=0.99, eps=0.0), 30)
+    p = {k: torch.tensor(v, requires_grad=True) for k, v in _init().items()}
+    opt = torch.optim.RAdam(list(p.values()), lr=0.05, betas=(0.8, 0.99), eps=0.0)
+    for i in range(30):
+        g = _grads({k: v.detach().numpy() for k, v in p.items()}, i)
+        for k, v in p.items():
+            v.grad = torch.tensor(g[k])
+        opt.step()
+        for k in SHAPES:
+            np.testing.assert_allclose(mine[i][k], p[k].detach().numpy(), rtol=1e-9, atol=1e-12,
+                                       err_msg=f"step {i} leaf {k}")
