@@ -433,8 +433,13 @@ def _check_shift(s: Any, fname: str) -> None:
     """Shift counts must be non-negative (as Python's ``<<``; NumPy leaves them undefined)."""
     if isinstance(s, Tensor):
         if s._dtype.kind == "i" and s._data.size:
-            if s._backend.value_range(s._data)[0] < 0:
-                raise ValueError(f"{fname}: shift counts must be >= 0, got a negative count")
+            from ._guards import check_values  # (imports this module)
+
+            def check(lo: Any, hi: Any) -> None:
+                if lo < 0:
+                    raise ValueError(f"{fname}: shift counts must be >= 0, got a negative count")
+
+            check_values(s, check)  # a run-time guard under rt.jit
     elif s < 0:
         raise ValueError(f"{fname}: shift count must be >= 0, got {s}")
 

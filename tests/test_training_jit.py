@@ -421,6 +421,14 @@ def test_label_and_index_checks_run_when_the_program_runs(interpreted_jit):
     assert rt.jit_stats(emb)["traces"] == 1 and rt.jit_stats(sce)["traces"] == 1
 
 
+def test_shift_count_check_runs_when_the_program_runs(interpreted_jit):
+    shl = rt.jit(lambda x, s: x << s)
+    x = rt.asarray(np.array([1, 2, 3]))
+    np.testing.assert_array_equal(rt.to_numpy(shl(x, rt.asarray(np.array([1, 0, 2])))), [2, 2, 12])
+    with pytest.raises(ValueError, match="shift counts must be >= 0"):
+        shl(x, rt.asarray(np.array([1, -1, 2])))
+
+
 def test_probability_and_count_checks_run_when_the_program_runs(interpreted_jit):
     bern = rt.jit(lambda k, p: R.bernoulli(k, p))
     bern(_K, rt.full(rt.float32, [3], 0.5))
