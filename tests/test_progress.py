@@ -203,5 +203,34 @@ def test_large_io_reports_progress(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_dask_persist_on_the_local_scheduler():
+    pytest.importorskip("dask")
+    with rt.use_backend("dask", chunks=(100, 50)):
+        x = rt.rand(rt.float32, [400, 100], seed=0)
+    out = io.StringIO()
+    (y,) = P.persist(rt.sqrt(x * x + 1.0), desc="sqrt", file=out, interval=0)
+    ref = rt.sqrt(x.to_backend("numpy") * x.to_backend("numpy") + 1.0)
+    assert bool(rt.all(y.to_backend("numpy") == ref))
+    last = out.getvalue().splitlines()[-1]
+    total = int(last.split("/")[1].split(" ")[0])
+    assert last.startswith(f"sqrt  {total}/{total} [") and total >= 8      # one line per task, 8 chunks
+
+
+def test_dask_persist_on_a_cluster_counts_its_chunks():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with rt.use_backend("dask", chunks=(100, 50)):
+            x = rt.rand(rt.float32, [400, 100], seed=0)
+        out = io.StringIO()
+        a, b = P.persist(x * 2.0, rt.sum(x, axes=[1]), desc="cluster", file=out, interval=0)
+        np_x = x.to_backend("numpy")
+        assert bool(rt.all(a.to_backend("numpy") == np_x * 2.0))
+        assert float(rt.max(rt.abs(b.to_backend("numpy") - rt.sum(np_x, axes=[1])))) < 1e-4
+        lines = out.getvalue().splitlines()
+        assert lines[-1].startswith("cluster  12/12 [")                      # 8 + 4 chunks
+        assert "\r" not in out.getvalue()
+
+
 def test_reachable_from_rt():
     assert rt.progress is P
