@@ -124,7 +124,14 @@ def tolist(self: Tensor) -> Any:
 
 
 def tobytes(self: Tensor) -> bytes:
-    """The elements' bytes in row-major (C) order, as NumPy's ``tobytes``."""
+    """The elements' bytes in row-major (C) order, as NumPy's ``tobytes``.
+
+    Raises:
+        TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
+    """
+    if self._backend.level > 0:
+        from ._interop import refuse_derivative
+        refuse_derivative(self, "tobytes")
     return bytes(self._backend.to_host(self._data).tobytes())
 
 

@@ -73,6 +73,7 @@ REFUSE = {
     "__dlpack__": (lambda x: (x * 2.0).__dlpack__(), STOP_GRADIENT),
     "np.from_dlpack": (lambda x: np.from_dlpack(x * 2.0), STOP_GRADIENT),
     "pickle": (lambda x: pickle.dumps(x * 2.0), STOP_GRADIENT),
+    "tobytes": (lambda x: (x * 2.0).tobytes(), STOP_GRADIENT),
     "copy.copy": (lambda x: copy.copy(x * 2.0), STOP_GRADIENT),
     "copy.deepcopy": (lambda x: copy.deepcopy([x * 2.0]), STOP_GRADIENT),
     # arguments that are sizes, counts or integers: a float tensor is refused whatever it carries
@@ -112,7 +113,7 @@ REFUSE.update({f"xp.{k}": f for k, f in XP_REFUSE.items()})
 NO_VALUE_ARGUMENT = {"use_backend": "a context manager selecting a backend by name"}
 
 # conversions of Tensor (protocols, not family functions) the walk must cover
-PROTOCOLS = ["__array__", "__array_interface__", "__dlpack__", "memoryview", "pickle", "copy.copy"]
+PROTOCOLS = ["__array__", "__array_interface__", "__dlpack__", "memoryview", "pickle", "copy.copy", "tobytes"]
 
 
 def _base(name):
