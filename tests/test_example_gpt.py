@@ -86,3 +86,21 @@ def test_resume_with_other_flags_is_refused(tmp_path):
         G.train(_cfg(4)._replace(lr=0.5), checkpoint=p, resume=True, progress=None)
     with pytest.raises(ValueError, match="existing --checkpoint"):
         G.train(_cfg(4), checkpoint=str(tmp_path / "none.safetensors"), resume=True, progress=None)
+
+
+def test_cached_decoding_gives_the_full_pass_logits():
+    cfg = _cfg(1)._replace(layers=2)
+    vocab, tr, _ = G.load_text()
+    model = G.GPT(len(vocab.chars), cfg, key=rt.random.key(4))
+    ids = rt.asarray(tr[None, :16])
+    full = rt.to_numpy(model(ids))
+    logits, caches = model.decode(ids[:, :10])
+    parts = [rt.to_numpy(logits)]
+    for i in range(10, 16):
+        logits, caches = model.decode(ids[:, i:i + 1], caches)
+        parts.append(rt.to_numpy(logits))
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="block size"):
+        model.decode(ids[:, :1], caches)
+    text = G.sample(model, vocab, "Love", 40, key=rt.random.key(0))     # crosses the block size twice
+    assert text.startswith("Love") and len(text) == 44 and set(text) <= set(vocab.chars)

@@ -108,6 +108,13 @@ class Block(nn.Module):
         h = self.proj(nn.gelu(self.fc(self.ln2(x)), approximate="tanh"))
         return x + self.drop(h, key=k2)
 
+    def decode(self, x: Any, cache: nn.KVCache) -> tuple[Any, nn.KVCache]:
+        """The block on new positions ``x`` after those in ``cache`` (inference): ``(output, cache)``."""
+        h = self.ln1(x)
+        a, cache = self.attn(h, h, h, mask="causal", cache=cache)
+        x = x + a
+        return x + self.proj(nn.gelu(self.fc(self.ln2(x)), approximate="tanh")), cache
+
 
 class GPT(nn.Module):
     """A character-level decoder-only transformer: ``logits = gpt(tokens)`` for ``(B, T)`` int32 tokens."""
@@ -144,6 +151,22 @@ class GPT(nn.Module):
         for blk, k in zip(self.blocks, keys[1:]):
             x = blk(x, key=k)
         return self.head(self.ln_f(x))
+
+    def decode(self, idx: Any, caches: Sequence[nn.KVCache] | None = None) -> tuple[Any, list]:
+        """Logits of new tokens ``idx (B, t)`` following the positions in ``caches`` (one KV cache per
+        block; None: none yet), and the grown caches.  Equal to ``gpt(all tokens)[:, -t:]``."""
+        if caches is None:
+            caches = [blk.attn.init_cache(idx.shape[0]) for blk in self.blocks]
+        start = caches[0].k.shape[2]
+        t = idx.shape[-1]
+        if start + t > self.pos.num_embeddings:
+            raise ValueError(f"GPT.decode: {start + t} positions exceed the block size {self.pos.num_embeddings}")
+        x = self.tok(idx) + self.pos.weight[start:start + t]
+        out = []
+        for blk, c in zip(self.blocks, caches):
+            x, c = blk.decode(x, c)
+            out.append(c)
+        return self.head(self.ln_f(x)), out
 
 
 def loss_fn(model: GPT, x: Any, y: Any, key: Any = None) -> Any:
@@ -188,16 +211,23 @@ def evaluate(eval_fn: Any, model: GPT, data: np.ndarray, cfg: Config, batches: i
 
 
 def sample(model: GPT, vocab: Vocab, prompt: str, length: int, *, key: Any, temperature: float = 0.8) -> str:
-    """``prompt`` followed by ``length`` characters drawn from the model (the context window slides)."""
+    """``prompt`` followed by ``length`` characters drawn from the model.
+
+    Decoding uses the attention layers' KV caches: one new position per character.  When the
+    context reaches the block size, the caches restart from the last half block of characters."""
     ids = list(vocab.encode(prompt)) if prompt else [0]
     T = model.pos.num_embeddings
     out = []
+    caches = None
+    fresh = ids[-T:]
     for i in range(length):
-        ctx = rt.asarray(np.asarray(ids[-T:], dtype=np.int32)[None])
-        logits = model(ctx)[0, -1]
-        nxt = int(rt.random.categorical(rt.random.fold_in(key, i), logits / temperature))
+        if caches is not None and caches[0].k.shape[2] >= T:
+            caches, fresh = None, ids[-(T // 2):]
+        logits, caches = model.decode(rt.asarray(np.asarray(fresh, dtype=np.int32)[None]), caches)
+        nxt = int(rt.random.categorical(rt.random.fold_in(key, i), logits[0, -1] / temperature))
         ids.append(nxt)
         out.append(nxt)
+        fresh = [nxt]
     return prompt + vocab.decode(out)
 
 
