@@ -14,8 +14,9 @@ and split once into 1437 training and 360 test images (a permutation under a
 fixed key, the same for every ``--seed``).  The model is a pure function of a
 dict of parameters; training is ``rt.value_and_grad`` of the mean softmax
 cross-entropy, ``rt.optim.adam`` with a cosine-decayed learning rate, and
-minibatches drawn with ``rt.random.permutation`` (one fresh key per epoch from
-``rt.random.fold_in``).  For a fixed ``--seed`` the run is reproducible:
+minibatches from ``rt.datasets.batches`` shuffled by one fresh key per epoch
+(``rt.random.fold_in``); progress goes through ``rt.progress`` and the test accuracy
+through ``rt.metrics.accuracy``.  For a fixed ``--seed`` the run is reproducible:
 initialisation and batch order depend only on the seed, and every operation is
 deterministic.
 
@@ -174,8 +175,7 @@ def accuracy(params: dict[str, rt.Tensor], apply: Callable[..., rt.Tensor], x: r
     Returns:
         A Python float in ``[0, 1]``.
     """
-    pred = rt.argmax(apply(params, x), axis=-1)
-    return float(rt.mean(rt.cast(rt.equal(rt.cast(pred, rt.int32), y), rt.float64)))
+    return float(rt.metrics.accuracy(y, apply(params, x)))     # the logits' argmax against the labels
 
 
 # ---------------------------------------------------------------------------
@@ -242,19 +242,18 @@ def train(model: str = "cnn", *, epochs: int | None = None, batch_size: int = 64
     history: dict[str, list[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rt.random.permutation(rt.random.fold_in(k_shuffle, epoch), n)
+        # the epoch's batches: rt.random.permutation(fold_in(k_shuffle, epoch), n), cut in order
+        batches = rt.datasets.batches((x_train, y_train), batch_size, key=rt.random.fold_in(k_shuffle, epoch))
         seen = correct = 0
         bar = rt.progress.Progress(total=steps, desc=f"epoch {epoch + 1:>{len(str(epochs))}}/{epochs}",
                                    file=progress, disable=progress is None)
-        for step in range(steps):
-            idx = order[step * batch_size:(step + 1) * batch_size]
-            xb, yb = x_train[idx], y_train[idx]
+        for xb, yb in batches:
             (loss, logits), grads = value_and_grad(params, xb, yb)
             updates, state = opt.update(grads, state, params)
             params = optim.apply_updates(params, updates)
             losses.append(float(loss))
             # the batch's accuracy before the step, from the aux logits
-            seen += idx.shape[0]
+            seen += xb.shape[0]
             correct += int(rt.sum(rt.equal(rt.cast(rt.argmax(logits, axis=-1), rt.int32), yb)))
             bar.update(1, loss=f"{losses[-1]:.4f}", train_acc=f"{100 * correct / seen:5.1f}%")
         bar.close()
