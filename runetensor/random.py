@@ -115,6 +115,9 @@ def key_data(k: Tensor) -> tuple[int, int]:
         ``k0 + 2**32 * k1``.
     Raises:
         TypeError, ValueError: if ``k`` is not a key.
+        TypeError: (``TracedValueError``) on a key traced by ``rt.jit``: Python integers are read
+            from the values, which a traced key does not have; the only function of this module
+            that cannot run under jit (use the key tensor itself, ``k[0]``, ``k[1]``).
 
     >>> import runetensor as rt
     >>> rt.random.key_data(rt.random.key(2**32 + 5))
