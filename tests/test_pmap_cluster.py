@@ -284,3 +284,14 @@ def test_digits_example_trains_data_parallel_as_the_single_process_run(client):
     for k in one.params:
         np.testing.assert_allclose(rt.to_numpy(dp.params[k]), rt.to_numpy(one.params[k]), rtol=1e-3, atol=1e-5)
     assert abs(dp.test_accuracy - one.test_accuracy) <= 1 / digits.N_TEST
+
+
+def test_random_numbers_keyed_by_shard_index_do_not_depend_on_the_worker(client):
+    key = rt.random.key(11)
+    f = rt.pmap(lambda x: x + rt.random.normal(rt.random.fold_in(key, rt.axis_index("s")), [3]), "s",
+                client=client)
+    got = rt.to_numpy(f(rt.zeros(rt.float32, [5, 3]))).copy()
+    np.testing.assert_array_equal(got, _RESULTS.setdefault("random", got))  # the same bits on every cluster
+    for i in range(5):  # the eager sampler's numbers, to the compiled program's rounding
+        np.testing.assert_allclose(got[i], rt.to_numpy(rt.random.normal(rt.random.fold_in(key, i), [3])),
+                                   rtol=1e-6, atol=1e-6)
