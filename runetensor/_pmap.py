@@ -33,6 +33,7 @@ from ._autodiff._batch import BatchBackend
 from ._autodiff._pytree import tree_flatten, tree_unflatten
 from ._autodiff._trace import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
 from ._backend.contract import Backend
+from ._dtypes import bool as bool_
 from ._dtypes import int32
 from ._primitives import reshape as _reshape
 from ._tensor import Tensor, as_tensor, wrap
@@ -68,6 +69,9 @@ def _finish(P: Backend, op: str, h: Any, n: int) -> Any:
 
 
 def _check_dtype(op: str, d: Any) -> None:
+    if op == "psum" and d == bool_:
+        raise TypeError("psum: expected a numeric tensor, got bool (a sum of bools would be an or); cast it to "
+                        "an integer dtype first")
     if op == "pmean" and not d.is_inexact:
         raise TypeError(f"pmean: expected a floating-point or complex tensor, got {d}; cast it first "
                         "(or use rt.psum)")

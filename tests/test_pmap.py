@@ -249,6 +249,8 @@ def test_collective_outside_its_axis_raises_naming_the_axis():
 def test_bad_arguments_raise_specific_errors():
     with pytest.raises(TypeError, match="pmean: expected a floating-point"):
         rt.pmap(lambda x: rt.pmean(x, "s"), "s")(rt.ones(rt.int32, [2]))
+    with pytest.raises(TypeError, match="psum: expected a numeric tensor, got bool"):
+        rt.pmap(lambda x: rt.psum(x, "s"), "s")(rt.asarray([True, False]))
     with pytest.raises(TypeError, match="pmax: complex"):
         rt.pmap(lambda x: rt.pmax(x, "s"), "s")(rt.ones(rt.complex64, [2]))
     with pytest.raises(TypeError, match="pmap: axis_name must be hashable"):
