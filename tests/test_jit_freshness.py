@@ -12,6 +12,7 @@
 Oracles are NumPy computations on the current contents (bools normalised with ``!= 0``)."""
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -195,18 +196,22 @@ def test_lifting_is_confined_to_the_tracing_thread_and_undone(cache):
 
 # ---------------------------------------------------------------------------- bool bytes
 
+_MAPS = itertools.count()
+
+
 def _raw_bools(shape, seed, how, tmp_path=None):
     """(bool tensor whose bytes are random 0..255, with many 0 and 1, its NumPy truth values)."""
     g = np.random.default_rng(seed)
-    raw = g.integers(0, 256, size=shape).astype(np.uint8)
-    raw.flat[::3] = 0
-    raw.flat[1::5] = 1
+    raw = g.integers(2, 256, size=shape).astype(np.uint8)
+    if raw.size > 2:
+        raw.flat[::3] = 0
+        raw.flat[1::5] = 1
     if how == "frombuffer":
         a = np.frombuffer(bytearray(raw.tobytes()), dtype=np.bool_).reshape(shape)
     elif how == "view":
         a = raw.copy().view(np.bool_)
     else:
-        mm = np.memmap(tmp_path / f"b{seed}.bin", dtype=np.uint8, mode="w+", shape=raw.shape)
+        mm = np.memmap(tmp_path / f"b{seed}_{next(_MAPS)}.bin", dtype=np.uint8, mode="w+", shape=raw.shape)
         mm[...] = raw
         a = mm.view(np.bool_)
     return rt.asarray(a), raw != 0
@@ -218,6 +223,8 @@ _BOOL_OPS = {
     "or": (lambda a, b: a | b, lambda a, b: a | b),
     "xor": (lambda a, b: a ^ b, lambda a, b: a ^ b),
     "and_xor": (lambda a, b: (a & b) ^ a, lambda a, b: (a & b) ^ a),
+    "eq": (lambda a, b: a == b, lambda a, b: a == b),
+    "ordered": (lambda a, b: (a < b) | ((a >= b) & (b > a)), lambda a, b: (a < b) | ((a >= b) & (b > a))),
     "eq_ne": (lambda a, b: (a == b) | ((a != b) & a), lambda a, b: (a == b) | ((a != b) & a)),
     "logical": (lambda a, b: rt.logical_xor(rt.logical_and(a, b), rt.logical_or(a, b)),
                 lambda a, b: np.logical_xor(a & b, a | b)),
@@ -230,7 +237,7 @@ _BOOL_OPS = {
     "bfloat16": (lambda a, b: rt.astype(rt.astype(a, rt.bfloat16) * 2 + 1, rt.float32),
                  lambda a, b: a.astype(np.float32) * 2 + 1),
     "sum": (lambda a, b: rt.sum(rt.astype(a, rt.float32) * 2 + rt.astype(b, rt.float32)),
-            lambda a, b: np.float32(2 * a.sum() + b.sum())),
+            lambda a, b: np.sum(a.astype(np.float32) * 2 + b.astype(np.float32), dtype=np.float32)),
 }
 
 
@@ -238,9 +245,12 @@ _BOOL_OPS = {
 @pytest.mark.parametrize("name", sorted(_BOOL_OPS))
 def test_bool_bytes_other_than_0_1_are_true_everywhere(cache, tmp_path, name, how):
     f, oracle = _BOOL_OPS[name]
-    for shape in [(4, 9), (301, 347)]:  # small (NumPy's loops) and large (fast paths, threads)
-        a, an = _raw_bools(shape, 1, how, tmp_path)
-        b, bn = _raw_bools(shape, 2, how, tmp_path)
+    # small (NumPy's loops), large (fast paths, threads), and broadcast operands (NumPy's bool loops
+    # read a broadcast operand's byte as it is: xor, eq, ne and the orderings normalise it first)
+    for sa, sb in [((4, 9), (4, 9)), ((301, 347), (301, 347)), ((4, 9), (9,)), ((4, 1), (1, 9)), ((5, 7), (1,)),
+                   ((1,), (6,))]:
+        a, an = _raw_bools(sa, 1, how, tmp_path)
+        b, bn = _raw_bools(sb, 2, how, tmp_path)
         want = oracle(an, bn)
         eager = N(f(a, b))
         jf = rt.jit(f)
@@ -250,7 +260,7 @@ def test_bool_bytes_other_than_0_1_are_true_everywhere(cache, tmp_path, name, ho
                 assert r.dtype == want.dtype, what
                 if r.dtype == np.bool_:
                     r = r.view(np.uint8) != 0
-                np.testing.assert_array_equal(r, want, err_msg=f"{name} {how} {shape}: {what}")
+                np.testing.assert_array_equal(r, want, err_msg=f"{name} {how} {sa} {sb}: {what}")
 
 
 def test_raw_bool_bytes_captured_and_changed_between_calls(cache):
@@ -317,3 +327,20 @@ def test_donation_ignored_when_the_donated_buffer_aliases(cache, name):
         np.testing.assert_array_equal(N(c), cv, err_msg=f"call {k + 1}: the captured tensor changed")
         for j, (a, b) in enumerate(zip(args, before)):
             np.testing.assert_array_equal(N(a), b, err_msg=f"call {k + 1}: argument {j} overwritten")
+
+
+def test_python_reads_of_values_computed_from_captured_tensors_raise(cache):
+    """A value computed from a captured tensor is traced: a Python read of it raises (as for an
+    argument) instead of silently freezing the trace-time value."""
+    from runetensor._backend.contract import TracedValueError
+    c = rt.asarray(np.array([1.0, -2.0, 3.0]))
+    x = rt.asarray(np.ones(3))
+    with pytest.raises(TracedValueError):
+        rt.jit(lambda x: x * float(rt.sum(c)))(x)
+    with pytest.raises(TracedValueError):
+        rt.jit(lambda x: x[c > 0])(x)
+    jf = rt.jit(lambda x: rt.where(c > 0, x, -x) * rt.sum(c))  # the traced form of the same
+    for cv in ([1.0, -2.0, 3.0], [-1.0, 5.0, 0.5]):
+        c[...] = rt.asarray(np.array(cv))
+        want = np.where(np.array(cv) > 0, 1.0, -1.0) * sum(cv)
+        np.testing.assert_array_equal(N(jf(x)), want)

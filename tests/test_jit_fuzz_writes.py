@@ -19,6 +19,12 @@ non-exact sums add some ulp, propagated through later ops); ops that are not con
 conditions, casts to ints, floor/trunc/ceil/round, logical_not, argmax/argmin, NaN/inf injection) are only
 applied to exact values.
 
+A second fuzzer (``run_program_captured``) runs such programs closed over captured tensors whose contents are
+replaced in place before every call (and that the program may write into), with bool tensors made from raw
+bytes 0..255 (captured and as an argument) read by bool ops (``& | ^ == !=``, logical_and/xor) and casts,
+and with donation where the arguments alias each other or a captured tensor (the donation must then be
+ignored: every argument and captured tensor is compared with eager after each call).
+
 More examples locally: RT_JIT_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest -q tests/test_jit_fuzz_writes.py
 (RT_JIT_FUZZ_MAX_OPS, RT_JIT_FUZZ_MAX_DIM: longer programs, bigger shapes; RT_JIT_FUZZ_<FAMILY>=0 below).
 """
@@ -138,10 +144,20 @@ def _index(t, c):
     return k, sel.shape
 
 
+_LOGIC = ["and", "or", "xor", "eq", "ne", "logical_and", "logical_xor", "and_not"]
+
+
 class Interp:
-    def __init__(self, ops, dtype, nout, arg_writes, inplace, view_writes, sgd_tail=False):
+    """The program (``ops``) over its arguments and the captured tensors ``caps`` (closed over: values
+    after the arguments, writes into them allowed as into arguments); ``logic``: bool ops (``& | ^ == !=``,
+    logical_and/xor, each possibly cast back to numbers) join the op kinds."""
+
+    def __init__(self, ops, dtype, nout, arg_writes, inplace, view_writes, sgd_tail=False, caps=(), logic=False):
         self.ops, self.dtype, self.nout, self.sgd_tail = ops, dtype, nout, sgd_tail
         self.arg_writes, self.inplace, self.view_writes = arg_writes, inplace, view_writes
+        self.caps = list(caps)
+        self.kinds = _KINDS + ["logic", "logic"] if logic else _KINDS
+        self.cap_metas: list[Meta] = []
         self.rewrites = _REWRITES
         self.metas: list[Meta] = []
         self.out_metas: list[Meta] = []
@@ -150,10 +166,11 @@ class Interp:
 
     # the program: deterministic in its structure, the same on every run (eager, trace)
     def __call__(self, *args):
-        vals = list(args)
+        vals = list(args) + self.caps
         metas = [Meta(m.bound, 0.0, m.intval, i) for i, m in enumerate(self.in_metas)]
-        self.nbase = self.nargs = len(args)
+        self.nbase = self.nargs = len(vals)
         self.written: set[int] = set()
+        self.used: set[int] = set()  # the buffers (bases) the program reads, writes or returns
         self.log = []
         for op in self.ops:
             self.step(vals, metas, op)
@@ -164,7 +181,9 @@ class Interp:
             self.step(vals, metas, (_KINDS.index("binary"), 0, j, _BINARY.index("sgd"), 0))
         outs = [len(vals) - 1] + [k % len(vals) for k in self.nout]
         self.out_metas = [metas[k] for k in outs]
+        self.used.update(m.base for m in self.out_metas)
         self.arg_metas = [self.group(metas, i) for i in range(len(args))]
+        self.cap_metas = [self.group(metas, len(args) + i) for i in range(len(self.caps))]
         return tuple(vals[k] for k in outs)
 
     def group(self, metas, base):
@@ -177,10 +196,12 @@ class Interp:
 
     def step(self, vals, metas, op):
         kind, a, b, c, d = op
-        kind = _KINDS[kind % len(_KINDS)]
+        kind = self.kinds[kind % len(self.kinds)]
         i = a % len(vals)
         x, mx = vals[i], metas[i]
         exact = mx.err == 0
+        if kind in ("unary", "transc", "reduce", "cast"):
+            self.used.add(mx.base)
         if kind == "unary":
             name = _UNARY[c % len(_UNARY)]
             if name in _JUMPY and not exact:
@@ -239,6 +260,7 @@ class Interp:
             if _bshape(x.shape, vals[j].shape) is None:
                 j = next(k for k in range(len(vals)) if _bshape(x.shape, vals[k].shape) is not None)
             y, my = vals[j], metas[j]
+            self.used.update((mx.base, my.base))
             name = _BINARY[c % len(_BINARY)]
             if name.startswith("where") and not (exact and my.err == 0):
                 name = "add"
@@ -302,6 +324,27 @@ class Interp:
             self.log.append(f"v{len(vals)} = {name}(shape={shp}, v={v})")
             vals.append(r)
             metas.append(Meta(max(2 * size + 1, 8.0), 0.0, True, self.fresh()))
+        elif kind == "logic":  # bools (raw bytes 0..255 among them): nonzero is True everywhere
+            if not exact:
+                return
+            j = b % len(vals)
+            y, my = vals[j], metas[j]
+            if my.err > 0 or _bshape(x.shape, y.shape) is None:
+                y, my = x, mx
+            self.used.update((mx.base, my.base))
+            xb = x if _dn(x) == "bool" else x > 0
+            yb = y if _dn(y) == "bool" else y < 1
+            name = _LOGIC[c % len(_LOGIC)]
+            r = {"and": lambda: xb & yb, "or": lambda: xb | yb, "xor": lambda: xb ^ yb, "eq": lambda: xb == yb,
+                 "ne": lambda: xb != yb, "logical_and": lambda: rt.logical_and(xb, yb),
+                 "logical_xor": lambda: rt.logical_xor(xb, yb), "and_not": lambda: xb & rt.logical_not(yb)}[name]()
+            desc = f"{name}(v{i}, v{j})"
+            if d % 2:  # read back as numbers: a cast in the same kernel
+                r = rt.astype(r, self.dtype) * 2 + 1
+                desc = f"astype({desc}) * 2 + 1"
+            self.log.append(f"v{len(vals)} = {desc}")
+            vals.append(r)
+            metas.append(Meta(3.0, 0.0, True, self.fresh()))
         elif kind == "view":
             name = _VIEWS[c % len(_VIEWS)]
             shp = tuple(x.shape)
@@ -406,6 +449,9 @@ class Interp:
             rt.ifill(t, 1 if _dn(t) == "bool" else 5)
             desc = f"ifill(v{i}, 5)"
             bound, err, intval = max(mt.bound, 5), mt.err, mt.intval
+        self.used.add(mt.base)
+        if name not in ("isub_s", "ifill") and isinstance(v, rt.Tensor):
+            self.used.add(mv.base)
         self.log.append(desc)
         d = _dn(t)
         if d in _IMAX:
@@ -433,8 +479,10 @@ def _input(shape, dtype, seed, intval):
 
 
 def _close(w, g, m, what):
-    w, g = N(w), N(g)
+    w, g = (x if isinstance(x, np.ndarray) else N(x) for x in (w, g))
     assert w.dtype == g.dtype and w.shape == g.shape, what
+    if w.dtype == np.bool_:  # a bool's byte may be any of 0..255 (raw bytes): nonzero is True
+        w, g = w.view(np.uint8) != 0, g.view(np.uint8) != 0
     if m.err == 0 or w.dtype.kind in "biu":
         np.testing.assert_array_equal(g, w, err_msg=what)
         return
@@ -533,6 +581,106 @@ _FUZZ_SETTINGS = {"max_examples": _N_EXAMPLES} if _N_EXAMPLES else {}
 def test_random_programs_with_writes_and_views(ops, dtype, shapes, dims, nin, seed, intval, view0, donate,
                                                nout, sgd_tail):
     run_program(ops, dtype, shapes, dims, nin, seed, intval, view0, donate, nout, sgd_tail=sgd_tail)
+
+
+def _raw_bool(shape, seed):
+    """(bool tensor over a writable byte buffer holding random bytes 0..255, that buffer as uint8)."""
+    g = np.random.default_rng(seed)
+    raw = np.frombuffer(bytearray(max(1, int(np.prod(shape)))), dtype=np.uint8)[:int(np.prod(shape))]
+    raw = raw.reshape(shape)
+    raw[...] = g.integers(0, 256, size=shape)
+    raw.flat[::3] = 0
+    return rt.asarray(raw.view(np.bool_)), raw
+
+
+def run_program_captured(ops, dtype, shapes, dims, seed, intval, ncap, rawbool, alias, donate, nout,
+                         ncalls=3):
+    """eager vs jit over ``ncalls`` calls of a program that closes over ``ncap`` float tensors (plus a
+    raw-byte bool one when ``rawbool``, which is also passed as argument 2) whose contents are replaced
+    in place before every call; the program may write into them. ``alias``: 1 passes captured tensor 0
+    as argument 0, 2 passes argument 0 twice, 3 both (argument 0 donated when ``donate``: the donation
+    must then be ignored, so every argument and captured tensor is compared with eager after each call).
+    Each call's eager reference runs on the same contents (captured tensors reset in between)."""
+    m, n = dims
+    sh = {"mn": (m, n), "n": (n,), "m1": (m, 1), "1n": (1, n), "": ()}
+    arg_shapes = [(m, n), (m, n) if alias >= 2 else sh[shapes[0]]]
+    cap_shapes = [(m, n), sh[shapes[1]]][:ncap]
+    npd = "float32" if dtype == "bfloat16" else dtype
+
+    def arr(a):
+        return rt.astype(rt.asarray(a), rt.bfloat16) if dtype == "bfloat16" else rt.asarray(a.copy())
+
+    def values(call):
+        return ([_input(s_, npd, seed + 10 * call + k, intval) for k, s_ in enumerate(arg_shapes)],
+                [_input(s_, npd, seed + 10 * call + 5 + k, intval) for k, s_ in enumerate(cap_shapes)])
+
+    caps = [arr(v) for v in values(0)[1]]
+    braw = None
+    if rawbool:
+        bcap, braw = _raw_bool(sh[shapes[2]], seed + 7)
+        caps.append(bcap)
+    bound = 6.0 if intval else 20.0
+    interp = Interp(ops, getattr(rt, dtype), nout, alias == 0, _INPLACE, _VIEW_WRITES, caps=caps, logic=True)
+    interp.in_metas = ([Meta(bound, 0, intval, 0) for _ in arg_shapes] + [Meta(1, 0, True, 0)] * rawbool
+                       + [Meta(bound, 0, intval, 0) for _ in cap_shapes] + [Meta(1, 0, True, 0)] * rawbool)
+
+    def setup(call):
+        """Captured contents for this call (in place), and fresh arguments aliased as ``alias`` says."""
+        av, cv = values(call)
+        for c, v in zip(caps, cv):
+            rt.blit(arr(v), c)
+        if braw is not None:
+            braw[...] = np.random.default_rng(seed + 100 + call).integers(0, 256, size=braw.shape)
+        args = [arr(v) for v in av]
+        if alias in (1, 3):
+            args[0] = caps[0]
+        if alias in (2, 3):
+            args[1] = args[0]
+        if rawbool:
+            args.append(_raw_bool(braw.shape, seed + 200 + call)[0])
+        return args
+
+    jf = rt.jit(interp, donate_argnums=(0,) if donate else ())
+    with np.errstate(all="ignore"):
+        for call in range(ncalls):
+            args = setup(call)
+            try:
+                want = [_snap(w) for w in interp(*args)]
+            except (TypeError, ValueError, IndexError) as e:  # an invalid program: eager refuses it too
+                hyp.reject()
+                raise AssertionError from e  # unreachable
+            want_args, want_caps = [_snap(a) for a in args], [_snap(c) for c in caps]
+            metas, arg_metas, cap_metas = interp.out_metas, interp.arg_metas, interp.cap_metas
+            # captured tensor 0 donated (as argument 0) but not used by the program: a plain donation
+            free0 = donate and alias == 1 and len(args) not in interp.used
+            prog = "\n".join(interp.log)
+            args = setup(call)
+            got = jf(*args)
+            for k, (w, g, mm) in enumerate(zip(want, got, metas)):
+                _close(w, g, mm, f"call {call + 1}, output {k}, alias {alias}, program:\n{prog}")
+            for k, (w, g, mm) in enumerate(zip(want_args, args, arg_metas)):
+                if donate and k == 0 and (alias == 0 or free0):
+                    continue  # a donated argument's contents are undefined after the call
+                _close(w, g, mm, f"call {call + 1}, argument {k} after the call, alias {alias}, program:\n{prog}")
+            for k, (w, g, mm) in enumerate(zip(want_caps, caps, cap_metas)):
+                if k == 0 and free0:
+                    continue
+                _close(w, g, mm, f"call {call + 1}, captured {k} after the call, alias {alias}, program:\n{prog}")
+            del got, args
+    return jf
+
+
+@hyp.settings(deadline=None, suppress_health_check=list(hyp.HealthCheck), **_FUZZ_SETTINGS)
+@hyp.given(ops=_OPS, dtype=st.sampled_from(["float32", "float64", "bfloat16"]),
+           shapes=st.lists(st.sampled_from(_SHAPES), min_size=3, max_size=3),
+           dims=st.tuples(st.integers(1, _MAX_DIM), st.integers(1, _MAX_DIM)), seed=st.integers(0, 1000),
+           intval=st.booleans(), ncap=st.integers(1, 2), rawbool=st.booleans(), alias=st.integers(0, 3),
+           donate=st.booleans(), nout=st.lists(st.integers(0, 63), min_size=0, max_size=2))
+def test_random_programs_with_captured_tensors_raw_bools_and_aliases(ops, dtype, shapes, dims, seed, intval, ncap,
+                                                                     rawbool, alias, donate, nout):
+    """Captured tensors changed between calls, bools from raw bytes, donation with aliasing (see
+    ``run_program_captured``)."""
+    run_program_captured(ops, dtype, shapes, dims, seed, intval, ncap, rawbool, alias, donate, nout)
 
 
 # ---------------------------------------------------------------------------- hand-written regressions

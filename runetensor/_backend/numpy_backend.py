@@ -276,6 +276,22 @@ _FLOAT_UNARY = {"sign": np.sign, "recip": np.reciprocal, "trunc": np.trunc, "cei
 #: on integer operands (the wrappers only silence division by zero, which the fast paths do too)
 _INT_UFUNC = {"pyfloordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder}
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+_BOOL_DT = np.dtype(np.bool_)
+#: NumPy's bool loops for these read a broadcast (stride 0) operand's byte as it is (2 ^ 1 is 3: True), while
+#: their other loops read any nonzero byte as True (a bool's byte may be anything: ``np.frombuffer``, views)
+_BOOL_BYTEWISE = frozenset({"bitwise_xor", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"})
+
+
+def _bool01(x, y):
+    """Bool operands ``x``, ``y`` with each broadcast one (another shape, or a zero stride) as 0/1 bytes:
+    every loop then reads a nonzero byte as True (the other operand's loop already does)."""
+    if type(x) is _ND and type(y) is _ND:
+        shape = x.shape if x.shape == y.shape else np.broadcast_shapes(x.shape, y.shape)
+        if x.shape != shape or 0 in x.strides:
+            x = x.view(np.uint8) != 0
+        if y.shape != shape or 0 in y.strides:
+            y = y.view(np.uint8) != 0
+    return x, y
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
 # result is float32's, rounded once: exact (comparisons, rounding to integers, copysign, sign,
@@ -720,6 +736,8 @@ class NumpyBackend(Backend):
             else:
                 xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
                 big = type(y) is _ND and y.size >= _FAST_MIN
+            if xd is _BOOL_DT and op in _BOOL_BYTEWISE:
+                x, y = _bool01(x, y)
             if xd not in _COMPUTE:
                 if out is not None:
                     r = fn(x, y, out=out)
