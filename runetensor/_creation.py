@@ -232,7 +232,7 @@ def full(dtype: Any, shape: Sequence[int], value: Any, backend: Any = None) -> T
 def _full(dtype: Any, shape: Any, value: Any, fname: str, backend: Any = None) -> Tensor:
     d = as_dtype(dtype, fname)
     shp = check_alloc(as_shape(shape, fname), d, fname)
-    if isinstance(value, Tensor):
+    if value.__class__ not in _PY_NUMBERS and isinstance(value, Tensor):
         if value._backend.level > 0 and d.kind in "fc":
             return _fill_traced(value, d, shp, fname)
         value = _one_value(value)
@@ -427,12 +427,7 @@ def asarray(obj: Any, dtype: Any = None, copy: bool | None = None, backend: Any 
         # a Python number converted to an integer dtype: truncated like astype, but never wrapped
         # around (300 -> 44 in uint8) or turned into garbage (NaN -> INT_MIN)
         _check_convertible(obj, d)
-    if isinstance(obj, (list, tuple)) and get_backend().level > 0 and _holds_traced(obj):
-        # tensors of a running transformation inside lists: stacked, so that derivatives flow through
-        if copy is False:
-            raise ValueError("asarray: a list of tensors needs a copy, but copy=False")
-        t = _stack_nested(obj, d, "asarray")
-        return t
+    # (lists holding tensors of a running transformation are stacked by as_tensor: derivatives flow)
     if isinstance(obj, bytes):
         if copy is False:
             raise ValueError("asarray: bytes are immutable; sharing them needs copy=None or True, got copy=False")
@@ -615,7 +610,8 @@ def _arange_f(dtype: Any, start: Any, stop: Any, step: Any, backend: Any, affine
     d = as_dtype(dtype, fname)
     vals = []
     for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
-        refuse_range_bound(v, n, fname)
+        if v.__class__ is not builtins.float:  # (the plain case costs no call)
+            refuse_range_bound(v, n, fname)
         try:
             f = builtins.float(v)
         except (TypeError, ValueError):

@@ -305,7 +305,7 @@ def linspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool =
     [0, 2, 4, 6, 8]
     """
     d = as_dtype(dtype, "linspace")
-    if _traced(start, stop):
+    if (start.__class__ is not builtins.float or stop.__class__ is not builtins.float) and _traced(start, stop):
         n = _size(count, "linspace", "count")
         be, cd, (ha, hb), _ = _traced_bounds("linspace", (start, stop), ("start", "stop"), True)
         y = _traced_steps(be, n, ha, hb, _flag(endpoint, "linspace"), cd)
@@ -346,7 +346,8 @@ def logspace(dtype: Any, start_exp: float, stop_exp: float, count: int, endpoint
     [1, 2, 4, 8]
     """
     d = as_dtype(dtype, "logspace")
-    if _traced(start_exp, stop_exp, base):
+    if (start_exp.__class__ is not builtins.float or stop_exp.__class__ is not builtins.float
+            or base.__class__ is not builtins.float) and _traced(start_exp, stop_exp, base):
         n = _size(count, "logspace", "count")
         be, cd, (ha, hb, hbase), nums = _traced_bounds("logspace", (start_exp, stop_exp, base),
                                                        ("start_exp", "stop_exp", "base"), False)
@@ -396,7 +397,7 @@ def geomspace(dtype: Any, start: float, stop: float, count: int, endpoint: bool 
     n = _size(count, "geomspace", "count")
     if not (a > 0 and b > 0):
         raise ValueError(f"geomspace: start and stop must be > 0, got start={a}, stop={b}")
-    if _traced(start, stop):
+    if (start.__class__ is not builtins.float or stop.__class__ is not builtins.float) and _traced(start, stop):
         return _geomspace_traced(d, start, stop, a, b, n, _flag(endpoint, "geomspace"))
     try:
         return _geomspace(d, a, b, n, endpoint, backend)

@@ -202,12 +202,13 @@ def as_tensor(x: Any, fname: str, dtype: Any = None, backend: Any = None, copy: 
         return x
     be = backend or get_backend()
     d = None if dtype is None else D.dtype_of(dtype)
-    if isinstance(x, (list, tuple)) and get_backend().level > 0:
-        from ._creation import _holds_traced, _stack_nested
-        if _holds_traced(x):  # tensors of a transformation: stacked, so that derivatives flow through
-            return _stack_nested(x, d, fname)
-    if isinstance(x, (list, tuple)) and any(isinstance(e, Tensor) for e in x):
-        x = [e._backend.to_host(e._data) if isinstance(e, Tensor) else e for e in x]
+    if isinstance(x, (list, tuple)):
+        if be.level > 0:
+            from ._creation import _holds_traced, _stack_nested
+            if _holds_traced(x):  # tensors of a transformation: stacked, so that derivatives flow through
+                return _stack_nested(x, d, fname)
+        if any(isinstance(e, Tensor) for e in x):
+            x = [e._backend.to_host(e._data) if isinstance(e, Tensor) else e for e in x]
     try:
         h, got = be.asarray(x, d, copy)
     except TypeError as e:
