@@ -21,6 +21,7 @@ FAMILIES = (
     "_array_api_methods",                        # __array_namespace__ device to_device mT T
     "_numpy_methods",                            # NumPy manners: axis=, reshape(4, 3), tolist, in, __array_interface__
     "_dask_collection",                          # Dask collection protocol, chunks, persist rechunk map_blocks
+    "_debug",                                    # debug_print debug_nans
 )
 
 

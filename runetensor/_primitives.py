@@ -937,6 +937,8 @@ def _matmul_vjp(B, g, xs, out, need):
 
 
 prim("matmul", jvp=_matmul_jvp, vjp=_matmul_vjp)
+# an effect (rt.debug_print): no result, so nothing to differentiate; tracers pass their primal values
+prim("callback", nondiff=True)
 
 #: primitives whose every output is a host value or metadata (no handle result to trace)
 HOST_PRIMS = ("dtype", "strides", "offset", "buffer_size", "is_c_contiguous", "shares_memory",

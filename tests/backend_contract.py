@@ -740,6 +740,28 @@ def check_to_list(be):
     assert be.to_list(be.full((), 0.5, rt.float8_e5m2)) == 0.5
 
 
+# -- effects -----------------------------------------------------------------------------------------------------
+@check("callback")
+def check_callback(be):
+    seen = []
+    h = be.flip(base12(be), (0,))
+    i = H(be, [3, -4], rt.int16)
+    r = be.callback(lambda *vals: seen.append([np.array(v) for v in vals]), [h, i])
+    assert r is None, "callback returns None"
+    assert len(seen) == 1 and len(seen[0]) == 2, f"callback calls fn once with one value per handle: {seen}"
+    eq(seen[0][0], np.arange(12.0).reshape(3, 4)[::-1], "callback values (a strided view)")
+    assert seen[0][1].dtype == np.int16, seen[0][1].dtype
+    eq(seen[0][1], np.array([3, -4], np.int16), "callback int16 values")
+    for d in ALL:
+        got = []
+        be.callback(lambda v: got.append(np.array(v)), [be.full((2,), 1, d)])
+        assert got[0].dtype == np.dtype(NP[d]) and got[0].shape == (2,), f"callback {d}: {got[0].dtype}"
+    called = []
+    be.callback(lambda: called.append(True), [])
+    assert called == [True], "callback with no handles still calls fn"
+    eq(N(be, h), np.arange(12.0).reshape(3, 4)[::-1], "callback leaves the handle's values alone")
+
+
 # -- linear algebra, FFT -----------------------------------------------------------------------------------------
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 

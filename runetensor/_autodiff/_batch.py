@@ -620,6 +620,23 @@ class BatchBackend(Backend):
             return self._w(P.pad(p, widths, v), None)
         return self._w(P.pad(self._mv0(p, bd), ((0, 0),) + tuple(tuple(w) for w in widths), v), 0)
 
+    # ------------------------------------------------------------------ effects
+    def callback(self, fn, hs):
+        """``fn`` once per lane, in lane order, with that lane's slice of each batched value (the
+        whole value for one that is the same in every lane): the parent calls the loop once."""
+        ps = []
+        lane = []
+        for h in hs:
+            p, bd = self._in(h)
+            lane.append(bd is not None)
+            ps.append(p if bd is None else self._mv0(p, bd))
+        n = self.n
+
+        def per_lane(*vals: Any) -> None:
+            for i in range(n):
+                fn(*[v[i] if b else v for v, b in zip(vals, lane)])
+        self.parent.callback(per_lane, ps)
+
     # ------------------------------------------------------------------ linear algebra and FFT
     def linalg(self, op, *args, **params):
         P = self.parent

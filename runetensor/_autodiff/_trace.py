@@ -30,6 +30,7 @@ import threading
 from abc import abstractmethod
 from typing import Any
 
+from .. import _debug
 from .._backend import _active
 from .._backend.contract import Backend
 from .._primitives import PRIMS, reshape as _reshape, sum_to, zeros, zeros_like
@@ -454,6 +455,11 @@ class TraceBackend(Backend):
     def matmul(self, a, b):
         return self._apply("matmul", self.parent.matmul, (a, b))
 
+    # ------------------------------------------------------------------ effects
+    def callback(self, fn, hs):
+        # no derivative: ``fn`` sees the primal values (handles of lower levels pass as they are)
+        self.parent.callback(fn, [self._in(h)[0] for h in hs])
+
     # ------------------------------------------------------------------ linear algebra and FFT
     def linalg(self, op, *args, **params):
         return self._apply(f"linalg.{op}", lambda *a: self.parent.linalg(op, *a, **params), args, params)
@@ -500,6 +506,8 @@ class ReverseBackend(TraceBackend):
         if isinstance(res, tuple):
             avals = tuple((r.shape, B.dtype(r)) if _is_handle(r) else None for r in res)
             node = Node(pays, lambda g: vjp(B, g, ps, res, need, **params), avals)
+            if _debug.ON:
+                _debug.record_node(node, prim.name)
             outs = tuple(Tracer(self, r, (node, i) if _inexact(B, r) else None) if _is_handle(r) else r
                          for i, r in enumerate(res))
             for o in outs:
@@ -510,6 +518,8 @@ class ReverseBackend(TraceBackend):
             return Tracer(self, res)
         t = Tracer(self, res, (Node(pays, lambda g: vjp(B, g, ps, res, need, **params), None), 0))
         t.captured = True
+        if _debug.ON:  # rt.debug_nans: name this primitive if its derivative makes a NaN
+            _debug.record_node(t.payload[0], prim.name)
         return t
 
     def _write_payload(self, root, recipe, key, src_shape, spay, mode):
@@ -569,7 +579,12 @@ class ReverseBackend(TraceBackend):
                           for s, a in zip(slot, n.avals))
             else:
                 g = slot[0]
-            for p, c in zip(n.parents, n.vjp(g)):
+            try:
+                cs = n.vjp(g)
+            except FloatingPointError as e:  # rt.debug_nans: name the primitive whose derivative this is
+                _debug.in_backward(e, n)
+                raise
+            for p, c in zip(n.parents, cs):
                 if p is None or c is None:
                     continue
                 pn, pi = p

@@ -72,7 +72,7 @@ suite ``tests/backend_contract.py`` checks any backend against these rules:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import _dtypes as D
 from .._dtypes import DType
@@ -510,6 +510,20 @@ class Backend(ABC):
     def to_list(self, x: Handle) -> Any:
         """Nested Python lists of Python scalars (``float``, ``int``, ``bool``, ``complex``)."""
         ...
+
+    # -- effects -------------------------------------------------------------------------
+    def callback(self, fn: Callable[..., None], hs: Sequence[Handle]) -> None:
+        """Call ``fn(*values)`` for its effect (``rt.debug_print``), ``values`` the handles ``hs`` as
+        host NumPy arrays (what ``to_host`` gives: ``fn`` reads them and must not keep or write them);
+        returns None.
+
+        A backend that computes calls ``fn`` now.  A transformation passes it down with its handles'
+        values: differentiation with the primal values (no derivative); ``rt.vmap`` once per lane
+        with that lane's slices; ``rt.jit`` records it as a step that calls ``fn`` at every run of
+        the program with that run's values (never pruned, never fused).  Not abstract: the default
+        reads each handle with ``to_host``.
+        """
+        fn(*[self.to_host(h) for h in hs])
 
     # -- linear algebra and FFT -----------------------------------------------------------
     @abstractmethod

@@ -17,6 +17,7 @@ import threading
 import warnings
 from typing import Any, Callable, Sequence
 
+from .. import _debug
 from .._autodiff._pytree import tree_flatten, tree_unflatten
 from .._autodiff._trace import state
 from .._tensor import Tensor, wrap
@@ -414,6 +415,8 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
 
     @functools.wraps(f)
     def jitted(*args: Any, **kwargs: Any) -> Any:
+        if _debug.ON:  # rt.debug_nans: check the outputs; re-run eagerly to find a NaN's primitive
+            return _debug.jit_call(state_, args, kwargs)
         return state_(*args, **kwargs)
 
     jitted._jit = state_  # type: ignore[attr-defined]

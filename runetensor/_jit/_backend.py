@@ -21,8 +21,10 @@ from .._backend.contract import Backend, TracedValueError
 
 _SCALARS = (int, float, complex, bool, str, type(None))
 
-#: steps that write (kept by dead-code elimination, never fused)
-WRITES = frozenset({"assign", "scatter", "guard", "out"})
+#: steps run for their effect: run-time guards and callbacks (``rt.debug_print``); they write nothing
+EFFECTS = frozenset({"guard", "callback"})
+#: steps that write, and the effects (kept by dead-code elimination, never fused)
+WRITES = frozenset({"assign", "scatter", "out"}) | EFFECTS
 #: steps whose result is a fresh buffer, never a view of an operand (anything else may alias it)
 _FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
                     "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
@@ -430,6 +432,13 @@ class JitBackend(Backend):
     def matmul(self, a, b):
         return self._rec("matmul", self.parent.matmul, (a, b))
 
+    # ------------------------------------------------------------------ effects
+    def callback(self, fn, hs):
+        """A step that calls ``fn`` with the values of ``hs`` at every run of the program (and now, with
+        the witness: the first call's values)."""
+        P = self.parent
+        self._rec("callback", lambda *xs: P.callback(fn, xs), tuple(hs))
+
     # ------------------------------------------------------------------ linear algebra and FFT
     def linalg(self, op, *args, **params):
         if op == "lstsq":
@@ -452,4 +461,4 @@ def _fill(key: tuple, hs: tuple) -> tuple:
     return tuple(hs[k.i] if type(k) is _KeyRef else k for k in key)
 
 
-__all__ = ["JitBackend", "Var", "Step", "WRITES", "TracedValueError"]
+__all__ = ["JitBackend", "Var", "Step", "WRITES", "EFFECTS", "TracedValueError"]

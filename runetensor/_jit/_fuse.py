@@ -31,7 +31,7 @@ from typing import Any
 from .. import _dtypes as D
 from .._creation import int_range
 from . import _cache
-from ._backend import WRITES, Step, fresh
+from ._backend import EFFECTS, WRITES, Step, fresh
 from ._cache import cache_dir, disk_cache_limit  # noqa: F401  (part of this module's interface)
 
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
@@ -656,7 +656,7 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
         if s.name in WRITES:
             for g in list(open_.values()):
                 close(g)  # before the write is counted: a recompute must see it as coming after the group
-            if s.name != "guard":
+            if s.name not in EFFECTS:
                 dst = s.ins[-1] if s.name == "out" else s.ins[0]
                 writes.append(base.get(dst[1], "in") if dst[0] == "s" else "in")
             continue

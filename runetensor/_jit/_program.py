@@ -1,7 +1,7 @@
 """A traced program: the recorded steps, pruned, as a flat list replayed in order on the parent
 backend.  Slot ``i < n_in`` holds input ``i``; each step reads slots (or constants) and fills
-its result slots.  Steps whose results nothing uses are dropped, except the writes and the
-run-time guards.
+its result slots.  Steps whose results nothing uses are dropped, except the writes, the
+run-time guards and the callbacks (``rt.debug_print``).
 
 Donation (``donate_argnums``): :meth:`Program.plan_donations` picks, per donated input, a program
 output of the same shape and dtype made by a replayed elementwise step placed at or after the last
@@ -16,7 +16,7 @@ from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
 from .._tensor import Tensor, wrap
-from ._backend import WRITES, JitBackend, Step, fresh as _fresh
+from ._backend import EFFECTS, WRITES, JitBackend, Step, fresh as _fresh
 
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
 _OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})
@@ -46,7 +46,7 @@ def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
     base = _bases(steps)
     tainted = {base.get(v, v) for k, v, _ in outs if k == "s"}
     for s in steps:
-        if s.name in WRITES and s.name != "guard":
+        if s.name in WRITES and s.name not in EFFECTS:
             k, v = s.ins[-1] if s.name == "out" else s.ins[0]
             if k == "s":
                 tainted.add(base.get(v, v))
@@ -114,7 +114,7 @@ def _prune(steps: list[Step], live: set, n_in: int) -> list[Step]:
     for s in reversed(steps):
         outs = s.outs
         if s.name in WRITES:
-            if s.name == "guard":
+            if s.name in EFFECTS:  # run-time guards and callbacks
                 needed = True
             else:
                 k, v = s.ins[-1] if s.name == "out" else s.ins[0]
