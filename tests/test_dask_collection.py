@@ -156,6 +156,11 @@ def test_copies_stay_dask_tensors_and_are_independent():
     assert d.backend.name == "numpy" and d.tolist() == [1.0, 2.0]
     n[0] = 5.0
     assert d.tolist() == [1.0, 2.0]
+    inner = [1, 2]
+    o = rt.asarray(np.array([inner, "a"], dtype=object), dtype=rt.object)
+    od = copy.deepcopy(o)
+    inner.append(3)
+    assert od.tolist()[0] == [1, 2] and copy.copy(o).tolist()[0] == [1, 2, 3]  # deep vs shallow
 
 
 # -- the standard's failure classes on Dask ------------------------------------------------------------------------

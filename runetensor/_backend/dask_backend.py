@@ -472,7 +472,16 @@ def _matmul_partial(a, b, cd):
 
 
 def _psum(x, axis, keepdims, dtype, out_dtype=None):
-    r = np.asarray(np.add.reduce(_nd(x), axis=tuple(axis), dtype=dtype, keepdims=keepdims))
+    """The sum of matmul partials (a list of blocks of size 1 along ``axis``, in k order; or one block):
+    added elementwise in ``dtype``, without concatenating them (as dask.array's matmul)."""
+    if isinstance(x, list):
+        r = _nd(x[0])
+        for v in x[1:]:
+            r = np.add(r, _nd(v), dtype=dtype)
+    else:
+        r = _nd(x)
+    if not keepdims:
+        r = r.reshape(r.shape[:axis[0]] + r.shape[axis[0] + 1:])
     return r if out_dtype is None or r.dtype == out_dtype else r.astype(out_dtype)
 
 
@@ -827,7 +836,7 @@ class DaskBackend(Backend):
             # index, then a tree over all chunks; the N-d array is never reshaped (that would shuffle it)
             st = np.dtype([("v", src.dtype), ("i", _I64)])
             p = src.map_blocks(_arg_partial_flat, op, src.shape, chunks=tuple((1,) * len(c) for c in src.chunks),
-                               token="rt-" + op + "-partial", dtype=st, meta=_meta(src.ndim, st))
+                               token="rt-" + op + "-chunk", dtype=st, meta=_meta(src.ndim, st))
             r = self._arg_tree(p, op, tuple(range(src.ndim)), False)
             return DaskHandle(r[None] if keepdims else r)
         a = x.arr
@@ -836,7 +845,7 @@ class DaskBackend(Backend):
             # winners (first occurrence and first NaN win, as on NumPy): no axis gathered whole
             st = np.dtype([("v", a.dtype), ("i", _I64)])
             pchunks = tuple((1,) * len(c) if i == axis else c for i, c in enumerate(a.chunks))
-            p = a.map_blocks(_arg_partial, op, axis, chunks=pchunks, token="rt-" + op + "-partial", dtype=st,
+            p = a.map_blocks(_arg_partial, op, axis, chunks=pchunks, token="rt-" + op + "-chunk", dtype=st,
                              meta=_meta(a.ndim, st))
             return DaskHandle(self._arg_tree(p, op, (axis,), keepdims))
         a = self._along(x, axis)
@@ -955,7 +964,7 @@ class DaskBackend(Backend):
                              adjust_chunks={k: 1}, concatenate=False, token="rt-matmul-partial", dtype=cd,
                              meta=_meta(nb_ + 3, cd))
             r = da.reduction(p, _Partial(_psum, dtype=cd), _Partial(_psum, dtype=cd, out_dtype=nd), axis=(nb_ + 2,),
-                             keepdims=False, dtype=nd, concatenate=True, combine=_Partial(_psum, dtype=cd),
+                             keepdims=False, dtype=nd, concatenate=False, combine=_Partial(_psum, dtype=cd),
                              name="rt-matmul", meta=_meta(nb_ + 2, nd))
         else:
             r = da.blockwise(_matmul_chunk, bi + (i, j), A, bi + (i, k), B, bi + (k, j), concatenate=True,
