@@ -92,6 +92,8 @@ from runetensor._autodiff._api import custom_jvp as custom_jvp
 from runetensor._autodiff._api import custom_vjp as custom_vjp
 def data(t: Tensor) -> _typing.Any: ...
 from runetensor import datasets as datasets
+from runetensor._debug import debug_nans as debug_nans
+def debug_print(fmt: _builtins.str, *args: _typing.Any, **kwargs: _typing.Any) -> None: ...
 def det(a: _typing.Any) -> Tensor: ...
 def detach(x: _typing.Any) -> _typing.Any: ...
 def diag(v: Tensor, k: _builtins.int = ...) -> Tensor: ...
@@ -443,10 +445,10 @@ __all__ = [
     'uniform_filter', 'erf', 'erfc', 'log1p', 'expm1', 'sigmoid', 'relu', 'logaddexp', 'logsumexp',
     'logmeanexp', 'softmax', 'log_softmax', 'standardize', 'one_hot', 'real', 'imag', 'conj',
     'to_bigarray', 'to_bigarray_ext', 'of_bigarray', 'of_bigarray_ext', 'set_num_threads',
-    'get_num_threads', 'persist', 'rechunk', 'map_blocks', 'grad', 'value_and_grad', 'vjp', 'jvp',
-    'linearize', 'jacfwd', 'jacrev', 'hessian', 'hvp', 'stop_gradient', 'detach', 'no_grad',
-    'custom_vjp', 'custom_jvp', 'check_grads', 'register_pytree', 'tree_flatten', 'tree_unflatten',
-    'tree_map', 'tree_leaves', 'vmap', 'cond', 'switch', 'while_loop', 'fori_loop', 'scan',
-    'checkpoint', 'remat', 'linalg_cond', 'jit', 'jit_stats', 'pmap', 'psum', 'pmean', 'pmax',
-    'all_gather', 'axis_index',
+    'get_num_threads', 'persist', 'rechunk', 'map_blocks', 'debug_print', 'debug_nans', 'grad',
+    'value_and_grad', 'vjp', 'jvp', 'linearize', 'jacfwd', 'jacrev', 'hessian', 'hvp',
+    'stop_gradient', 'detach', 'no_grad', 'custom_vjp', 'custom_jvp', 'check_grads',
+    'register_pytree', 'tree_flatten', 'tree_unflatten', 'tree_map', 'tree_leaves', 'vmap', 'cond',
+    'switch', 'while_loop', 'fori_loop', 'scan', 'checkpoint', 'remat', 'linalg_cond', 'jit',
+    'jit_stats', 'pmap', 'psum', 'pmean', 'pmax', 'all_gather', 'axis_index',
 ]
