@@ -132,7 +132,25 @@ class RetraceWarning(RuntimeWarning):
 
 
 #: traces of one jitted function after which a retrace warns (once); ``RUNETENSOR_JIT_RETRACE_WARN``, 0: never
-RETRACE_WARN_AFTER = int(os.environ.get("RUNETENSOR_JIT_RETRACE_WARN", "3") or 0)
+RETRACE_WARN_AFTER = 3
+
+
+def _retrace_setting() -> int:
+    raw = os.environ.get("RUNETENSOR_JIT_RETRACE_WARN")
+    if raw is None or not raw.strip():
+        return RETRACE_WARN_AFTER
+    try:
+        v = int(raw)
+        if v < 0:
+            raise ValueError
+    except ValueError:
+        warnings.warn(f"RUNETENSOR_JIT_RETRACE_WARN={raw!r} is not an integer >= 0; using "
+                      f"{RETRACE_WARN_AFTER}", RuntimeWarning, stacklevel=2)
+        return RETRACE_WARN_AFTER
+    return v
+
+
+RETRACE_WARN_AFTER = _retrace_setting()
 
 
 class _Jitted:
