@@ -88,6 +88,7 @@ def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> C
             # shard's result comes from the compiled program, whichever worker traced it
             r = jf(leaves, index, supplied)
         return r
+    run_jit.programs = jfs  # type: ignore[attr-defined]  (phase -> jitted function: for inspection)
     return run_jit
 
 

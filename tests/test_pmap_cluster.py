@@ -128,11 +128,20 @@ def test_training_steps_are_bit_identical_for_every_worker_count(client):
     assert len(state) == len(ref[2])
     for i, (a, b) in enumerate(zip(state, ref[2])):
         np.testing.assert_array_equal(a, b, err_msg=f"state leaf {i}: {n} workers vs {ref[0]}")
+    # each worker traced each phase's program once (the later steps replayed it)
+    for traces in client.run(_worker_traces).values():
+        assert traces and all(t == 1 for t in traces), traces
     # the cluster-free form (a vmap over the shards) agrees to rounding
     local, _, local_losses = train(None)
     for k in params:
         np.testing.assert_allclose(params[k], local[k], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(losses, local_losses, rtol=1e-5)
+
+
+def _worker_traces():
+    from runetensor import _pmap_cluster
+    return [rt.jit_stats(jf)["traces"] for fn, *_ in _pmap_cluster._WORKER_FNS.values()
+            for jf in getattr(fn, "programs", {}).values()]
 
 
 def slow_step(p, state, x, y):
