@@ -21,6 +21,7 @@ from .._dtypes import DType
 from .._validate import named_memory_error
 from .contract import Backend, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
+from . import _blas  # how many threads a matrix product gets
 
 _FAST_MIN = 1 << 17  # from here large ops try the fast paths (threads from _fast.PAR_MIN / PAR_MIN_CHEAP)
 _CLIP = np._core.umath.clip  # np.clip's own ufunc (3 operands)
@@ -285,12 +286,11 @@ _BOOL_BYTEWISE = frozenset({"bitwise_xor", "logical_xor", "eq", "ne", "lt", "le"
 def _bool01(x, y):
     """Bool operands ``x``, ``y`` with each broadcast one (another shape, or a zero stride) as 0/1 bytes:
     every loop then reads a nonzero byte as True (the other operand's loop already does)."""
-    if type(x) is _ND and type(y) is _ND:
-        shape = x.shape if x.shape == y.shape else np.broadcast_shapes(x.shape, y.shape)
-        if x.shape != shape or 0 in x.strides:
-            x = x.view(np.uint8) != 0
-        if y.shape != shape or 0 in y.strides:
-            y = y.view(np.uint8) != 0
+    shape = x.shape if x.shape == y.shape else np.broadcast_shapes(x.shape, y.shape)
+    if x.shape != shape or 0 in x.strides:
+        x = x.view(np.uint8) != 0
+    if y.shape != shape or 0 in y.strides:
+        y = y.view(np.uint8) != 0
     return x, y
 
 # float16 ops whose NumPy loops are generic (per element, ~10-30x slower than float32's) and whose
@@ -736,7 +736,8 @@ class NumpyBackend(Backend):
             else:
                 xd = x.dtype if isinstance(x, np.ndarray) else y.dtype
                 big = type(y) is _ND and y.size >= _FAST_MIN
-            if xd is _BOOL_DT and op in _BOOL_BYTEWISE:
+            if xd is _BOOL_DT and op in _BOOL_BYTEWISE and type(y) is _ND and type(x) is _ND and (
+                    x.shape != y.shape or 0 in x.strides or 0 in y.strides):
                 x, y = _bool01(x, y)
             if xd not in _COMPUTE:
                 if out is not None:
@@ -962,10 +963,11 @@ class NumpyBackend(Backend):
     # -- products ---------------------------------------------------------------------------
     def matmul(self, a, b):
         try:
+            # _blas.matmul: BLAS single-threaded, large products split on runetensor's pool (see there)
             cd = _ACCUM.get(a.dtype)
             if cd is None:
-                return np.asarray(np.matmul(a, b))  # vector @ vector: a 0-d array, not a NumPy scalar
-            return np.asarray(np.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype))
+                return np.asarray(_blas.matmul(a, b))  # vector @ vector: a 0-d array, not a NumPy scalar
+            return np.asarray(_blas.matmul(a.astype(cd), b.astype(cd)).astype(a.dtype))
         except MemoryError as e:  # name the user's function, shape and dtype (contract: MemoryError)
             raise _memory_error(e) from None
 
