@@ -40,6 +40,8 @@ class Workload:
     loaded: bool = False
     #: the quiet workload a loaded one is compared with (run too, before it, when not asked for)
     baseline: str | None = None
+    #: the peer libraries that have a column in this row (the others' processes skip its setup)
+    peers: tuple[str, ...] = ("torch", "jax")
 
 
 @dataclasses.dataclass
@@ -320,7 +322,7 @@ def run_workloads(names: list[str], quick: bool = False, repeats: int | None = N
             ordered = {lib: impls[lib] for lib in LIBS if impls.get(lib) is not None}
             with _Load() if w.loaded else _nothing():
                 med, spreads, errs = measure(ordered, reps, budget)
-                for peer in peers:
+                for peer in (p for p in peers if p.lib in w.peers):
                     pm, ps, pe = peer.measure(name, reps, budget)
                     med.update(pm)
                     spreads.update(ps)
