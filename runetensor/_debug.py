@@ -31,8 +31,8 @@ ON = False
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _LOCK = threading.Lock()
 _CHECKED = ("unary", "binary", "cast", "reduce", "scan", "matmul", "linalg", "fft")
-#: reverse-mode tape nodes recorded while debug_nans is on -> (primitive, where it was recorded)
-_NODE_WHERE: "weakref.WeakKeyDictionary[Any, tuple[str, str]]" = weakref.WeakKeyDictionary()
+#: reverse-mode tape nodes recorded while debug_nans is on -> (primitive, the user's frame that recorded it)
+_NODE_WHERE: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
 
 
 class _Local(threading.local):
@@ -209,15 +209,21 @@ def _set(on: bool) -> None:
         ON = on
 
 
-def _user_site() -> tuple[str, str]:
-    """(``file:line in function``, the source line) of the first frame outside runetensor."""
+def _user_frame() -> tuple[str, int, str] | None:
+    """(file, line, function) of the first stack frame outside the runetensor package."""
     f = sys._getframe(1)
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG):
         f = f.f_back
-    if f is None:
-        return "<unknown>", ""
-    fn = f.f_code.co_filename
-    return f"{fn}:{f.f_lineno} in {f.f_code.co_name}", linecache.getline(fn, f.f_lineno).strip()
+    return None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def _describe(site: tuple[str, int, str] | None) -> str:
+    """``file:line in function: source line`` for a frame of :func:`_user_frame`."""
+    if site is None:
+        return "<unknown>"
+    fn, line, func = site
+    src = linecache.getline(fn, line).strip()
+    return f"{fn}:{line} in {func}" + (f": {src}" if src else "")
 
 
 def _wrappers(B: Any) -> dict:
@@ -252,7 +258,7 @@ def _wrappers(B: Any) -> dict:
         return ms
 
     def check(name: str, res: Any, ins: tuple, masks: list | None = None, elementwise: bool = False) -> None:
-        if _tls.quiet:
+        if _tls.quiet or not ON:  # a program traced while on keeps these wrappers: they check only while on
             return
         for r in (res if isinstance(res, tuple) else (res,)):
             if not inexact(r):
@@ -275,18 +281,17 @@ def _wrappers(B: Any) -> dict:
             isnan = cls.binary(B, "logical_and", bad, cls.unary(B, "isnan", r))
             n_nan, n_bad = count(isnan), count(bad)
             what = " and ".join(w for w, c in (("a NaN", n_nan), ("an infinity", n_bad - n_nan)) if c)
-            where, src = _user_site()
             raise _NonFinite(f"debug_nans: {name} made {what} ({n_bad} element{'s' * (n_bad != 1)}) from finite "
-                             f"inputs, at {where}" + (f": {src}" if src else ""))
+                             f"inputs, at {_describe(_user_frame())}")
 
     def unary(op, x, out=None):
-        ms = in_masks((x,)) if out is not None and not _tls.quiet else None  # out= may overwrite x
+        ms = in_masks((x,)) if out is not None and ON and not _tls.quiet else None  # out= may overwrite x
         r = cls.unary(B, op, x, out)
         check(op, r, (x,), ms, True)
         return r
 
     def binary(op, x, y, out=None):
-        ms = in_masks((x, y)) if out is not None and not _tls.quiet else None
+        ms = in_masks((x, y)) if out is not None and ON and not _tls.quiet else None
         r = cls.binary(B, op, x, y, out)
         check(op, r, (x, y), ms, True)
         return r
@@ -333,8 +338,7 @@ def _int64() -> Any:
 # ---------------------------------------------------------------------------------------- transformations
 def record_node(node: Any, name: str) -> None:
     """(reverse mode, while debug_nans is on) remember which primitive recorded ``node`` and where."""
-    where, src = _user_site()
-    _NODE_WHERE[node] = (name, f"{where}" + (f": {src}" if src else ""))
+    _NODE_WHERE[node] = (name, _user_frame())
 
 
 def in_backward(e: BaseException, node: Any) -> None:
@@ -346,7 +350,8 @@ def in_backward(e: BaseException, node: Any) -> None:
     if info is None:
         e.add_note("debug_nans: raised in the backward pass of a differentiation (rt.grad / rt.vjp)")
     else:
-        e.add_note(f"debug_nans: raised in the backward pass, in the derivative of {info[0]} recorded at {info[1]}")
+        e.add_note(f"debug_nans: raised in the backward pass, in the derivative of {info[0]} recorded at "
+                   f"{_describe(info[1])}")
 
 
 def _nonfinite_leaves(tree: Any) -> list:
@@ -392,10 +397,9 @@ def jit_call(st: Any, args: tuple, kwargs: dict) -> Any:
     if _nonfinite_leaves((args, kwargs)):
         return out  # what came in non-finite went out so: nothing to blame
     i, t = bad[0]
-    where, src = _user_site()
     raise _NonFinite(f"debug_nans: jit({st.name}) returned a NaN or an infinity (output leaf {i}, shape "
                      f"{tuple(t.shape)}, {t._dtype}) from finite inputs, but re-running the function eagerly made "
-                     f"none (a compiled kernel computed differently), at {where}" + (f": {src}" if src else ""))
+                     f"none (a compiled kernel computed differently), at {_describe(_user_frame())}")
 
 
 if os.environ.get("RUNETENSOR_DEBUG_NANS", "").strip().lower() in ("1", "true", "yes", "on"):

@@ -259,3 +259,22 @@ def test_nans_environment_variable():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "raised debug_nans: log made a NaN" in out.stdout
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # the BLAS path's own, not checked here
+def test_nans_program_traced_while_on_checks_only_while_on():
+    f = rt.jit(lambda a, b: rt.matmul(a, b) + 1.0)
+    with rt.debug_nans():
+        f(rt.asarray([[1.0, 2.0]]), rt.asarray([[3.0], [4.0]]))  # traced while on
+    big = rt.asarray([[1e200, 1e200]])
+    r = f(big, rt.asarray([[1e200], [1e200]]))  # the overflow replayed while off: no error
+    assert np.isinf(N(r)).all()
+    with rt.debug_nans():
+        with pytest.raises(FloatingPointError, match="matmul made an infinity"):
+            f(big, rt.asarray([[1e200], [1e200]]))
+
+
+def test_print_while_checking_nans_prints_non_finite_values(capsys):
+    with rt.debug_nans():
+        rt.debug_print("{}", rt.asarray([float("nan"), float("inf")]))
+    assert lines(capsys) == [str(rt.asarray([float("nan"), float("inf")]))]
