@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _fast
+from . import _blas, _fast
 from ._parallel import chunk_ranges, get_num_threads, parallel_for
 from .numpy_backend import NP_DTYPE
 
@@ -163,7 +163,7 @@ def _run_chunks(k: Kernel, chunks: list, arrs: tuple) -> None:
 
 def make_matmul(fallback: Callable, shape: tuple, dtype: Any) -> Callable:
     """A ``matmul`` step of a float32/float64 result of ``shape`` writing into its recycled buffer
-    (``np.matmul(out=)``: the same BLAS call as without ``out``); ``fallback(a, b)`` otherwise."""
+    (``np.matmul(out=)`` through :mod:`._blas`: the same calls as without ``out``); ``fallback(a, b)`` otherwise."""
     dt = np.dtype(NP_DTYPE[dtype])
     bufs = Outputs([(shape, dt)])
 
@@ -172,7 +172,7 @@ def make_matmul(fallback: Callable, shape: tuple, dtype: Any) -> Callable:
                 and a.ndim >= 2 and b.ndim >= 2:
             out = bufs.take()[0]
             if out.shape == shape:
-                np.matmul(a, b, out=out)
+                _blas.matmul_into(a, b, out)  # BLAS single-threaded, large ones split on the pool
                 return out
         return fallback(a, b)
 
