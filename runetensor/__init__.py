@@ -42,7 +42,6 @@ from ._families import load_families as _load_families  # noqa: E402
 
 __all__ += _load_families(globals())
 __version__ = "0.1.0"
-from . import io as io  # noqa: E402  (runetensor.io: .npy/.npz, safetensors, text, images)
 from . import _autodiff  # noqa: E402
 from ._autodiff import (check_grads as check_grads, checkpoint as checkpoint, cond as cond,  # noqa: E402
                         custom_jvp as custom_jvp, custom_vjp as custom_vjp, detach as detach, fori_loop as fori_loop,
@@ -54,31 +53,35 @@ from ._autodiff import (check_grads as check_grads, checkpoint as checkpoint, co
 from ._linalg import cond as linalg_cond  # noqa: E402  (rt.cond with a matrix still gives it)
 
 __all__ += [n for n in _autodiff.__all__ if n not in __all__] + ["linalg_cond"]
-from ._jit import jit as jit, jit_stats as jit_stats  # noqa: E402
-__all__ += ["jit", "jit_stats"]
-from ._pmap import (all_gather as all_gather, axis_index as axis_index, pmap as pmap,  # noqa: E402
-                    pmax as pmax, pmean as pmean, psum as psum)
-__all__ += ["pmap", "psum", "pmean", "pmax", "all_gather", "axis_index"]
-from . import random as random  # noqa: E402  (runetensor.random: functional random keys)
-from . import optim as optim  # noqa: E402  (runetensor.optim: optimizers over pytrees)
-from . import datasets as datasets  # noqa: E402  (runetensor.datasets: minibatches, MNIST/CIFAR-10 readers)
-from . import metrics as metrics  # noqa: E402  (runetensor.metrics: accuracy, F1, ROC AUC...)
-from . import progress as progress  # noqa: E402  (runetensor.progress: progress lines for loops and long I/O)
+__all__ += ["jit", "jit_stats"]  # noqa: F405  (from _jit, on first use: __getattr__ below)
+__all__ += ["pmap", "psum", "pmean", "pmax", "all_gather", "axis_index"]  # noqa: F405  (from _pmap, the same)
 
-#: submodules imported on first use: ``rt.nn`` is an attribute after ``import runetensor as rt``
-#: without ``import runetensor`` paying for it (the stubs and ``dir(rt)`` list them)
-_LAZY_SUBMODULES = ("nn",)
+#: submodules imported on first use: ``rt.nn``, ``rt.io``... are attributes after ``import runetensor as rt``
+#: without ``import runetensor`` paying for them (the stubs and ``dir(rt)`` list them).  rt.nn: layers;
+#: io: .npy/.npz, safetensors, text, images; random: functional random keys; optim: optimizers over pytrees;
+#: datasets: minibatches, MNIST/CIFAR-10 readers; metrics: accuracy, F1, ROC AUC...; progress: progress lines
+#: for loops and long I/O
+_LAZY_SUBMODULES = ("nn", "io", "random", "optim", "datasets", "metrics", "progress")
+#: functions imported from their module on first use (then bound here): name -> module
+_LAZY_ATTRS = {"jit": "_jit", "jit_stats": "_jit",
+               **{n: "_pmap" for n in ("pmap", "psum", "pmean", "pmax", "all_gather", "axis_index")}}
 
 
 def __getattr__(name: str) -> _ModuleType:
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")  # the import binds the attribute too
+    home = _LAZY_ATTRS.get(name)
+    if home is not None:
+        import importlib
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value  # later lookups are plain attribute reads
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_SUBMODULES})  # (the name set is rt.set here)
+    return sorted({*globals(), *_LAZY_SUBMODULES, *_LAZY_ATTRS})  # (the name set is rt.set here)
 
 
 import builtins as _builtins  # noqa: E402

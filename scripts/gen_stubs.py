@@ -333,6 +333,7 @@ def public_names(rt: types.ModuleType) -> list[str]:
             continue  # a module the package imports for itself (importlib), not a submodule
         names.append(n)
     names += [n for n in getattr(rt, "_LAZY_SUBMODULES", ()) if n not in names]  # rt.nn: imported on first use
+    names += [n for n in getattr(rt, "_LAZY_ATTRS", {}) if n not in names]  # rt.jit, rt.pmap: the same
     return sorted(names) + (["__version__"] if hasattr(rt, "__version__") else [])
 
 
