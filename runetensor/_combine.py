@@ -1,5 +1,5 @@
 """Combining and splitting: ``roll pad tile repeat concatenate stack vstack hstack dstack
-broadcast_arrays array_split split``.
+column_stack append atleast_1d atleast_2d atleast_3d broadcast_arrays array_split split``.
 
 The functions that build new tensors allocate the result once and write each
 piece into a view of it (``view_index`` + ``assign``), or materialise a
@@ -19,7 +19,8 @@ from ._indexing import _full
 from ._views import _check_extent, ravel, value_handle
 
 __all__ = ["roll", "pad", "tile", "repeat", "concatenate", "stack", "vstack", "hstack", "dstack",
-           "broadcast_arrays", "array_split", "split"]
+           "column_stack", "append", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "array_split",
+           "split"]
 
 
 def _t(t: Any, fname: str) -> Tensor:
@@ -142,8 +143,8 @@ def _atleast(x: Tensor, nd: int, where: str) -> Tensor:
     s = x._data.shape
     if len(s) >= nd:
         return x
-    if where == "2d":
-        shp = (1,) * (2 - len(s)) + s
+    if where in ("1d", "2d"):
+        shp = (1,) * (nd - len(s)) + s
     else:  # 3d: () -> (1,1,1), (n,) -> (1,n,1), (m,n) -> (m,n,1)
         shp = {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)]
     return wrap(x._backend.reshape(x._data, shp), x._dtype, x._backend)
@@ -198,6 +199,127 @@ def dstack(ts: Sequence[Tensor]) -> Tensor:
     """
     lst = [_atleast(x, 3, "3d") for x in _tensor_list(ts, "dstack")]
     return _concat_handles(lst, 2, "dstack")
+
+
+def column_stack(ts: Sequence[Any]) -> Tensor:
+    """Stack 1-D tensors as the columns of a 2-D tensor; 2-D (and higher) tensors join along axis 1.
+
+    0-d tensors become ``(1, 1)``, 1-D ``(n,)`` become columns ``(n, 1)``.
+
+    Args:
+        ts: a non-empty list of tensors (or array-likes).
+    Returns:
+        A new tensor of the promoted dtype.
+    Raises:
+        ValueError: for an empty list or shapes that differ off axis 1.
+
+    >>> import runetensor as rt
+    >>> print(rt.column_stack([rt.create(rt.int32, [3], [1, 2, 3]), rt.create(rt.int32, [3], [4, 5, 6])]))
+    [[1, 4],
+     [2, 5],
+     [3, 6]]
+    """
+    fname = "column_stack"
+    lst = _tensor_list(ts, fname)
+    lst = [x if x._data.ndim >= 2 else
+           wrap(x._backend.reshape(x._data, (x._data.shape[0] if x._data.ndim else 1, 1)), x._dtype, x._backend)
+           for x in lst]
+    return _concat_handles(lst, 1, fname)
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
+    """``values`` appended after ``arr``: both flattened (``axis=None``) or joined along ``axis``.
+
+    Args:
+        arr: a tensor (or array-like).
+        values: a tensor (or array-like); with an axis, of ``arr``'s rank and shape off ``axis``.
+        axis: the axis to append along; None flattens both first.
+    Returns:
+        A new tensor of the promoted dtype.
+    Raises:
+        ValueError: if the ranks differ or the shapes differ off ``axis``.
+        IndexError: if ``axis`` is out of range.
+
+    >>> import runetensor as rt
+    >>> print(rt.append(rt.create(rt.int32, [2, 2], [1, 2, 3, 4]), [5, 6]))
+    [1, 2, 3, 4, 5, 6]
+    >>> print(rt.append(rt.create(rt.int32, [2, 2], [1, 2, 3, 4]), rt.create(rt.int32, [1, 2], [5, 6]), axis=0))
+    [[1, 2],
+     [3, 4],
+     [5, 6]]
+    """
+    fname = "append"
+    a, v = on_common(fname, _t(arr, fname), _t(values, fname))[1]
+    if axis is None:
+        return _concat_handles([ravel(a), ravel(v)], 0, fname)
+    if a._data.ndim != v._data.ndim:
+        raise ValueError(f"{fname}: arr has rank {a._data.ndim} (shape {shape_str(a._data.shape)}) but values has "
+                         f"rank {v._data.ndim} (shape {shape_str(v._data.shape)}); with an axis they must match")
+    if a._data.ndim == 0:
+        raise ValueError(f"{fname}: 0-d tensors cannot be joined along an axis; use axis=None")
+    return _concat_handles([a, v], normalize_axis(axis, a._data.ndim, fname), fname)
+
+
+def _atleast_nd(arys: tuple[Any, ...], nd: int, fname: str) -> Any:
+    out = []
+    for x in arys:
+        t = _t(x, fname)
+        out.append(t if t._data.ndim >= nd else _atleast(t, nd, "1d" if nd == 1 else "2d" if nd == 2 else "3d"))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument as a tensor of at least one dimension (0-d becomes ``(1,)``); a view, or the tensor itself.
+
+    Args:
+        *arys: tensors (or array-likes).
+    Returns:
+        One tensor for one argument, a tuple of tensors for several (an empty tuple for none).
+    Raises:
+        TypeError: if an argument cannot become a tensor.
+
+    >>> import runetensor as rt
+    >>> rt.atleast_1d(rt.scalar(rt.int32, 3)).shape
+    (1,)
+    >>> [t.shape for t in rt.atleast_1d(rt.zeros(rt.float32, [2]), 5.0)]
+    [(2,), (1,)]
+    """
+    return _atleast_nd(arys, 1, "atleast_1d")
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument as a tensor of at least two dimensions (``()`` to ``(1, 1)``, ``(n,)`` to ``(1, n)``).
+
+    Args:
+        *arys: tensors (or array-likes).
+    Returns:
+        One tensor (a view, or the tensor itself) for one argument, a tuple for several.
+    Raises:
+        TypeError: if an argument cannot become a tensor.
+
+    >>> import runetensor as rt
+    >>> rt.atleast_2d(rt.zeros(rt.float32, [3])).shape
+    (1, 3)
+    """
+    return _atleast_nd(arys, 2, "atleast_2d")
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """Each argument as a tensor of at least three dimensions (``()`` to ``(1, 1, 1)``, ``(n,)`` to
+    ``(1, n, 1)``, ``(m, n)`` to ``(m, n, 1)``).
+
+    Args:
+        *arys: tensors (or array-likes).
+    Returns:
+        One tensor (a view, or the tensor itself) for one argument, a tuple for several.
+    Raises:
+        TypeError: if an argument cannot become a tensor.
+
+    >>> import runetensor as rt
+    >>> rt.atleast_3d(rt.zeros(rt.float32, [2, 3])).shape
+    (2, 3, 1)
+    """
+    return _atleast_nd(arys, 3, "atleast_3d")
 
 
 @attach()

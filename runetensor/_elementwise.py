@@ -18,6 +18,7 @@ return it; the result must fit the target's dtype.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any, Callable
 
 from . import _dtypes as D
@@ -41,6 +42,7 @@ __all__ = [
     "maximum", "maximum_s", "rmaximum_s", "imaximum", "imaximum_s",
     "minimum", "minimum_s", "rminimum_s", "iminimum", "iminimum_s",
     "logical_and", "logical_or", "logical_xor", "logical_not", "where", "clamp", "clip",
+    "fmax", "fmin", "deg2rad", "rad2deg", "select",
     # bitwise
     "bitwise_xor", "bitwise_or", "bitwise_and", "bitwise_not", "invert", "lshift", "rshift",
 ]
@@ -708,6 +710,146 @@ def clip(t: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     [-1, 0, 1]
     """
     return _clamp(t, min, max, "clip")
+
+
+# ---------------------------------------------------------------------------
+# NaN-ignoring maximum/minimum, angle units, select (composites of the above)
+# ---------------------------------------------------------------------------
+def _nan_ignoring(op: str, t1: Any, t2: Any, fname: str) -> Tensor:
+    """``op`` (maximum/minimum) where neither is NaN, the other operand where one is NaN."""
+    r = binary_op(op, t1, t2, fname)
+    if not r._dtype.is_inexact:
+        return r
+    r = where(isnan(t1), t2, r)
+    return where(isnan(t2), t1, r)
+
+
+def fmax(t1: Any, t2: Any) -> Tensor:
+    """Element-wise maximum that ignores NaN: NaN only where both operands are NaN.
+
+    Args:
+        t1, t2: tensors (or Python scalars); they broadcast together and promote as in ``maximum``.
+    Returns:
+        A new tensor of the promoted dtype.
+    Raises:
+        ValueError: if the shapes cannot be broadcast together.
+        TypeError: for complex operands (complex numbers have no order).
+
+    >>> import runetensor as rt
+    >>> nan = float("nan")
+    >>> print(rt.fmax(rt.create(rt.float64, [3], [1., nan, nan]), rt.create(rt.float64, [3], [2., 3., nan])))
+    [2, 3, nan]
+    """
+    return _nan_ignoring("maximum", t1, t2, "fmax")
+
+
+def fmin(t1: Any, t2: Any) -> Tensor:
+    """Element-wise minimum that ignores NaN: NaN only where both operands are NaN.
+
+    Args:
+        t1, t2: tensors (or Python scalars); they broadcast together and promote as in ``minimum``.
+    Returns:
+        A new tensor of the promoted dtype.
+    Raises:
+        ValueError: if the shapes cannot be broadcast together.
+        TypeError: for complex operands (complex numbers have no order).
+
+    >>> import runetensor as rt
+    >>> nan = float("nan")
+    >>> print(rt.fmin(rt.create(rt.float64, [3], [1., nan, nan]), rt.create(rt.float64, [3], [2., 3., nan])))
+    [1, 3, nan]
+    """
+    return _nan_ignoring("minimum", t1, t2, "fmin")
+
+
+def _angle_scale(t: Any, factor: float, fname: str) -> Tensor:
+    t = as_tensor(t, fname)
+    k = t._dtype.kind
+    if k in "biu":
+        t = t.astype(D.float64)
+    elif k != "f":
+        raise TypeError(f"{fname}: expected a real tensor, got dtype {t._dtype}; convert complex input "
+                        f"with rt.real/rt.imag or rt.angle first")
+    return binary_op("mul", t, factor, fname)
+
+
+def deg2rad(t: Any) -> Tensor:
+    """Convert angles from degrees to radians (``t * pi / 180``).
+
+    Args:
+        t: a real tensor; integer and bool inputs give float64 (the default float).
+    Returns:
+        A new float tensor of ``t``'s shape.
+    Raises:
+        TypeError: for complex input.
+
+    >>> import runetensor as rt
+    >>> print(rt.deg2rad(rt.create(rt.int32, [3], [0, 90, 180])))
+    [0, 1.5708, 3.14159]
+    """
+    return _angle_scale(t, math.pi / 180.0, "deg2rad")
+
+
+def rad2deg(t: Any) -> Tensor:
+    """Convert angles from radians to degrees (``t * 180 / pi``).
+
+    Args:
+        t: a real tensor; integer and bool inputs give float64 (the default float).
+    Returns:
+        A new float tensor of ``t``'s shape.
+    Raises:
+        TypeError: for complex input.
+
+    >>> import runetensor as rt
+    >>> print(rt.rad2deg(rt.create(rt.float64, [2], [3.141592653589793, -1.5707963267948966])))
+    [180, -90]
+    """
+    return _angle_scale(t, 180.0 / math.pi, "rad2deg")
+
+
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Tensor:
+    """Pick, per element, from the first choice whose condition holds (``default`` where none does).
+
+    Args:
+        condlist: a list of bool tensors.
+        choicelist: a list of tensors or scalars, as many as ``condlist``.
+        default: a tensor or scalar for the elements where no condition holds.
+    Returns:
+        A new tensor of the broadcast shape of every condition, choice and ``default``, and of
+        their promoted dtype (Python scalars are weak).
+    Raises:
+        ValueError: if the lists differ in length, are empty, or the shapes do not broadcast.
+        TypeError: if a condition is not a bool tensor.
+
+    >>> import runetensor as rt
+    >>> x = rt.create(rt.int32, [5], [-2, -1, 0, 1, 2])
+    >>> print(rt.select([x < 0, x > 0], [-x, x * 10], default=7))
+    [2, 1, 7, 10, 20]
+    """
+    fname = "select"
+    if isinstance(condlist, Tensor) or isinstance(choicelist, Tensor):
+        raise TypeError(f"{fname}: condlist and choicelist must be lists (of tensors), got a Tensor; "
+                        f"wrap single entries in a list")
+    conds, choices = list(condlist), list(choicelist)
+    if len(conds) != len(choices):
+        raise ValueError(f"{fname}: condlist has {len(conds)} entries but choicelist has {len(choices)}; "
+                         f"they must have the same length")
+    if not conds:
+        raise ValueError(f"{fname}: condlist is empty; give at least one condition")
+    conds = [as_tensor(c, fname) for c in conds]
+    for i, c in enumerate(conds):
+        if c._dtype is not D.bool:
+            raise TypeError(f"{fname}: condlist[{i}] has dtype {c._dtype}; conditions must be bool tensors "
+                            f"(compare, e.g. x > 0)")
+    vals = [v if isinstance(v, Tensor) or type(v) in _PY_SCALARS else as_tensor(v, fname)
+            for v in choices + [default]]
+    d = D.result_type(*vals)
+    broadcast_shapes(*[c.shape for c in conds], *[v.shape for v in vals if isinstance(v, Tensor)], fname=fname)
+    choices, default = vals[:-1], vals[-1]
+    r = as_tensor(default, fname, dtype=d)
+    for c, v in zip(reversed(conds), reversed(choices)):
+        r = where(c, as_tensor(v, fname, dtype=d), r)
+    return r
 
 
 # ---------------------------------------------------------------------------

@@ -590,48 +590,66 @@ def matrix_power(t: Any, n: int) -> Tensor:
 
 
 @attach()
-def cross(a: Any, b: Any, axis: int = -1, out: Tensor | None = None) -> Tensor:
-    """Cross product of 3-element vectors along ``axis`` (with broadcasting).
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None,
+          out: Tensor | None = None) -> Tensor:
+    """Cross product of 3-element vectors (with broadcasting over the other axes).
 
-    ``out`` (Rune's ``?out``): a tensor of the result's shape and dtype to write into.
-
+    Args:
+        a, b: tensors holding 3-vectors along ``axisa`` and ``axisb``.
+        axisa, axisb: the axis of ``a`` and of ``b`` that holds the vectors.
+        axisc: the axis of the result that holds the vectors.
+        axis: if given, used for ``axisa``, ``axisb`` and ``axisc`` alike.
+        out: (Rune's ``?out``) a tensor of the result's shape and dtype to write into.
+    Returns:
+        A new tensor (or ``out``) of the promoted dtype.
     Raises:
-        ValueError: if the size along ``axis`` is not 3 or the shapes do not broadcast.
+        ValueError: if a vector axis does not have size 3 or the other shapes do not broadcast.
+        IndexError: if an axis is out of range.
+        TypeError: for bool tensors.
 
     >>> import runetensor as rt
     >>> print(rt.cross(rt.create(rt.float32, [3], [1, 0, 0]), rt.create(rt.float32, [3], [0, 1, 0])))
     [0, 0, 1]
+    >>> print(rt.cross(rt.create(rt.int32, [3, 1], [1, 0, 0]), rt.create(rt.int32, [3], [0, 1, 0]), axisa=0))
+    [[0, 0, 1]]
     """
+    if axis is not None:
+        axisa = axisb = axisc = axis
     a, b, d = _common(a, b, "cross")
     if d is D.bool:
         raise TypeError("cross: not defined for bool tensors (it subtracts)")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("cross: expected tensors with at least one axis, got a 0-d tensor")
-    for t in (a, b):
-        ax = normalize_axis(axis, t.ndim, "cross")
-        if t.shape[ax] != 3:
-            raise ValueError(f"cross: size along axis {axis} must be 3, got {t.shape[ax]} (shape {shape_str(t.shape)})")
-    shape = broadcast_shapes(a.shape, b.shape, fname="cross")
-    ax = normalize_axis(axis, len(shape), "cross")
     be = a._backend
+    hs = []
+    names = ("axisa", "axisb") if axis is None else ("axis", "axis")
+    for t, ta, what, arg in ((a, axisa, names[0], "a"), (b, axisb, names[1], "b")):
+        ax = normalize_axis(ta, t.ndim, "cross", what)
+        if t.shape[ax] != 3:
+            raise ValueError(f"cross: size along axis {ta} must be 3, got {t.shape[ax]} ({arg} has shape "
+                             f"{shape_str(t.shape)}; {what} names the vectors' axis)")
+        h = _cast_h(t, d)
+        if ax != t.ndim - 1:  # the vector axis goes last
+            h = be.permute(h, tuple(i for i in range(t.ndim) if i != ax) + (ax,))
+        hs.append(h)
+    shape = broadcast_shapes(hs[0].shape, hs[1].shape, fname="cross")
     nd = len(shape)
-    perm = tuple(i for i in range(nd) if i != ax) + (ax,)
-    x = be.permute(be.expand(_cast_h(a, d), shape), perm)
-    y = be.permute(be.expand(_cast_h(b, d), shape), perm)
-    lead = tuple(slice(0, s, 1) for s in x.shape[:-1])
+    ax = normalize_axis(axisc, nd, "cross", "axisc" if axis is None else "axis")
+    x = be.expand(hs[0], shape)
+    y = be.expand(hs[1], shape)
+    lead = tuple(slice(0, s, 1) for s in shape[:-1])
 
     def comp(h: Any, i: int) -> Any:
         return be.view_index(h, lead + (i,))
 
-    res = be.empty(x.shape, d)
+    res = be.empty(shape, d)
     for i in range(3):
         j, k = (i + 1) % 3, (i + 2) % 3
         c = be.binary("sub", be.binary("mul", comp(x, j), comp(y, k)), be.binary("mul", comp(x, k), comp(y, j)))
         be.assign(comp(res, i), c)
-    inv = [0] * nd
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return write_out(wrap(be.contiguous(be.permute(res, tuple(inv))), d, be), out, "cross")
+    if ax != nd - 1:  # the vectors' axis goes from last to axisc
+        res = be.contiguous(be.permute(res, tuple(range(ax)) + (nd - 1,) + tuple(range(ax, nd - 1))))
+    return write_out(wrap(res, d, be), out, "cross")
 
 
 # ---------------------------------------------------------------------------

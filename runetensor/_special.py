@@ -1,5 +1,5 @@
 """Special functions of the main namespace (as Nx has them): error functions, sigmoid, relu,
-log-sum-exp and softmax, standardize, one_hot, complex parts.
+log-sum-exp and softmax, standardize, one_hot, sinc, nan_to_num, complex parts and angle.
 
 Every function here is built from runetensor operations, so ``rt.grad``/``rt.jvp`` see through it.
 The numerically delicate ones are written in stable forms:
@@ -23,16 +23,16 @@ from . import _dtypes as D
 from ._autodiff import custom_vjp, stop_gradient
 from ._dtypes import DType
 from ._elementwise import conjugate as conj
-from ._elementwise import exp, isfinite, log, sqrt, where
+from ._elementwise import atan2, exp, isfinite, isinf, isnan, log, sin, sqrt, where
 from ._reduction import max as rmax
 from ._reduction import mean, sum as rsum, var
-from ._tensor import Tensor, as_tensor, binary_op, unary_op
+from ._tensor import _PY_SCALARS, Tensor, as_tensor, binary_op, unary_op
 from ._validate import as_dtype, as_int, normalize_axes
 from ._creation import arange
-from ._views import expand_dims, moveaxis, reshape
+from ._views import copy, expand_dims, moveaxis, reshape
 
-__all__ = ["erf", "erfc", "log1p", "expm1", "sigmoid", "relu", "logaddexp", "logsumexp", "logmeanexp",
-           "softmax", "log_softmax", "standardize", "one_hot", "real", "imag", "conj"]
+__all__ = ["erf", "erfc", "log1p", "expm1", "sigmoid", "relu", "logaddexp", "logaddexp2", "logsumexp", "logmeanexp",
+           "softmax", "log_softmax", "standardize", "one_hot", "sinc", "nan_to_num", "real", "imag", "conj", "angle"]
 
 
 # ---------------------------------------------------------------------------
@@ -277,6 +277,45 @@ def logaddexp(t1: Any, t2: Any) -> Tensor:
     return binary_op("logaddexp", t1, t2, "logaddexp")
 
 
+_LN2 = math.log(2.0)
+
+
+def logaddexp2(t1: Any, t2: Any) -> Tensor:
+    """``log2(2**t1 + 2**t2)`` without overflow, with broadcasting.
+
+    Computed as ``logaddexp(t1 * ln 2, t2 * ln 2) / ln 2`` (exact for infinities; NaN propagates).
+
+    Args:
+        t1, t2: real tensors (or Python scalars); integers and bool give float64.
+    Returns:
+        A new float tensor of the broadcast shape and the promoted dtype.
+    Raises:
+        ValueError: if the shapes cannot be broadcast together.
+        TypeError: for complex input.
+
+    >>> import runetensor as rt
+    >>> print(rt.logaddexp2(rt.create(rt.float64, [3], [1., 1000., -1000.]), 1.))
+    [2, 1000, 1]
+    """
+    fname = "logaddexp2"
+    ops: list[Any] = []
+    outs: list[DType] = []
+    for v in (t1, t2):
+        if isinstance(v, Tensor) or type(v) not in _PY_SCALARS:
+            x, d = _real_float(v, fname)
+            ops.append(x)
+            outs.append(d)
+        elif isinstance(v, complex):
+            raise TypeError(f"{fname}: complex input is not supported (got {v!r})")
+        else:
+            ops.append(float(v))
+    if not outs:
+        ops, outs = [as_tensor(ops[0], fname, dtype=D.float64), ops[1]], [D.float64]
+    out_d = D.result_type(*outs)
+    r = binary_op("logaddexp", ops[0] * _LN2, ops[1] * _LN2, fname) * (1.0 / _LN2)
+    return _back(r, out_d)
+
+
 def _softplus_t(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` of a float tensor, stably (``logaddexp(x, 0)``); for ``runetensor.nn``."""
     return binary_op("logaddexp", x, 0.0, "softplus")
@@ -490,6 +529,97 @@ def one_hot(t: Any, num_classes: int, dtype: Any = D.float32, axis: int = -1) ->
 
 
 # ---------------------------------------------------------------------------
+# sinc, nan_to_num
+# ---------------------------------------------------------------------------
+def sinc(t: Any) -> Tensor:
+    """The normalised sinc function ``sin(pi x) / (pi x)``, with ``sinc(0) = 1``, element-wise.
+
+    Near zero (``|x| < 1e-3``) it is the Taylor polynomial ``1 - (pi x)**2/6 + (pi x)**4/120``, so
+    the value and the derivatives at 0 are right (``sinc'(0) = 0``); each branch sees only the
+    inputs it is used for, so neither produces NaN derivatives for the other's elements.
+
+    Args:
+        t: a real or complex tensor; integers and bool give float64.
+    Returns:
+        A new float (or complex) tensor of the same shape.
+    Raises:
+        TypeError: for non-numeric input.
+
+    >>> import runetensor as rt
+    >>> print(rt.sinc(rt.create(rt.float64, [4], [0., 0.5, 1., -1.5])))
+    [1, 0.63662, 3.89817e-17, -0.212207]
+    """
+    fname = "sinc"
+    t = as_tensor(t, fname)
+    d = t.dtype
+    if d.kind in "biu":
+        x, out_d = t.astype(D.float64), D.float64
+    elif d.is_low_precision:
+        x, out_d = t.astype(D.float32), d
+    elif d.kind in "fc":
+        x, out_d = t, d
+    else:
+        raise TypeError(f"{fname}: expected a numeric tensor, got dtype {d}")
+    small = abs(x) < 1e-3
+    y = where(small, x, 0.0) * math.pi
+    y2 = y * y
+    near = 1.0 + y2 * (y2 * (1.0 / 120.0) - 1.0 / 6.0)
+    z = where(small, 1.0, x) * math.pi
+    return _back(where(small, near, sin(z) / z), out_d)
+
+
+# largest finite value of each real float dtype (nan_to_num's default replacement for +-inf)
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": (2 - 2.0 ** -7) * 2.0 ** 127, "float32": (2 - 2.0 ** -23) * 2.0 ** 127,
+              "float64": (2 - 2.0 ** -52) * 2.0 ** 1023, "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+
+
+def nan_to_num(x: Any, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
+    """Replace NaN by ``nan``, +inf by ``posinf`` and -inf by ``neginf`` (NumPy's ``nan_to_num``).
+
+    Complex tensors have their real and imaginary parts treated separately; integer and bool tensors
+    come back as a copy.  The derivative is 1 at kept elements and 0 at replaced ones.
+
+    Args:
+        x: a tensor.
+        nan: the value for NaN (a real number).
+        posinf: the value for +inf (a real number); None: the dtype's largest finite value.
+        neginf: the value for -inf (a real number); None: the dtype's most negative finite value.
+    Returns:
+        A new tensor of ``x``'s dtype and shape.
+    Raises:
+        TypeError: if a replacement value is not a real number.
+
+    >>> import runetensor as rt
+    >>> x = rt.create(rt.float32, [4], [float("nan"), float("inf"), -float("inf"), 1.5])
+    >>> print(rt.nan_to_num(x, posinf=9.))
+    [0, 9, -3.40282e+38, 1.5]
+    """
+    fname = "nan_to_num"
+    t = as_tensor(x, fname)
+    vals = [None if v is None else _scalar_float(v, fname, what)
+            for v, what in ((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))]
+    d = t.dtype
+    if d.kind in "biu":
+        return copy(t)
+    if d.is_complex:
+        re = _finite_parts(real(t), vals)
+        im = _finite_parts(imag(t), vals)
+        return re.astype(d) + im.astype(d) * 1j
+    if not d.is_float:
+        raise TypeError(f"{fname}: expected a numeric tensor, got dtype {d}")
+    return _finite_parts(t, vals)
+
+
+def _finite_parts(t: Tensor, vals: list[float | None]) -> Tensor:
+    mx = _FLOAT_MAX[t.dtype.name]
+    nan, pos, neg = vals
+    inf = isinf(t)
+    r = where(isnan(t), nan, t)
+    r = where(inf & (t > 0), mx if pos is None else pos, r)
+    return where(inf & (t < 0), -mx if neg is None else neg, r)
+
+
+# ---------------------------------------------------------------------------
 # complex parts
 # ---------------------------------------------------------------------------
 def real(t: Any) -> Tensor:
@@ -520,3 +650,36 @@ def imag(t: Any) -> Tensor:
     [2, -4]
     """
     return unary_op("imag", t, "imag")
+
+
+def angle(z: Any, deg: bool = False) -> Tensor:
+    """The argument (phase angle) of each element, in ``(-pi, pi]`` (degrees with ``deg=True``).
+
+    For real input it is 0 for non-negative values and pi for negative ones (and for -0.0), with
+    derivative 0.
+
+    Args:
+        z: a tensor; integers and bool give float64.
+        deg: return degrees instead of radians.
+    Returns:
+        A new real float tensor (float32 for complex64, float64 for complex128 and integers).
+    Raises:
+        TypeError: if ``deg`` is not a bool.
+
+    >>> import runetensor as rt
+    >>> print(rt.angle(rt.create(rt.complex128, [3], [1j, -1+0j, 1-1j]), deg=True))
+    [90, 180, -45]
+    """
+    fname = "angle"
+    if not isinstance(deg, bool):
+        raise TypeError(f"{fname}: deg must be True or False, got {deg!r}")
+    t = as_tensor(z, fname)
+    d = t.dtype
+    if d.is_complex:
+        r = atan2(imag(t), real(t))
+    else:
+        x = t.astype(D.float64) if d.kind in "biu" else t
+        if not x.dtype.is_float:
+            raise TypeError(f"{fname}: expected a numeric tensor, got dtype {d}")
+        r = stop_gradient(atan2(0.0, x))
+    return r * (180.0 / math.pi) if deg else r

@@ -1,5 +1,5 @@
 """Views and conversions: the seed's shape functions from ``reshape`` to ``swapaxes``,
-plus ``shrink cast astype contiguous copy fill ifill blit``.
+plus ``rot90 shrink cast astype contiguous copy fill ifill blit``.
 
 Every view function returns a tensor sharing memory with its input, built by a
 single backend movement primitive (``reshape``, ``expand``, ``permute``,
@@ -20,7 +20,7 @@ from ._validate import (MAX_RANK, as_dtype, as_int, as_shape, broadcast_shapes, 
 
 __all__ = ["reshape", "broadcast_to", "broadcasted", "expand", "flatten", "unflatten", "ravel",
            "squeeze", "unsqueeze", "squeeze_axis", "unsqueeze_axis", "expand_dims", "transpose",
-           "flip", "as_strided", "moveaxis", "swapaxes", "shrink", "cast", "astype", "contiguous",
+           "flip", "rot90", "as_strided", "moveaxis", "swapaxes", "shrink", "cast", "astype", "contiguous",
            "copy", "fill", "ifill", "blit"]
 
 #: the largest element count / extent (in bytes) a view may describe
@@ -474,6 +474,53 @@ def flip(t: Tensor, axes: Sequence[int] | int | None = None) -> Tensor:
     nd = t._data.ndim
     ax = tuple(range(nd)) if axes is None else normalize_axes(axes, nd, "flip")
     return wrap(t._backend.flip(t._data, ax), t._dtype, t._backend)
+
+
+def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Tensor:
+    """A view rotated by 90 degrees ``k`` times in the plane of ``axes``, from the first axis toward the second.
+
+    Args:
+        m: a tensor of at least two dimensions.
+        k: the number of quarter turns (any integer; negative turns the other way).
+        axes: two different axes spanning the plane.
+    Returns:
+        A view of ``m`` (sharing its memory).
+    Raises:
+        TypeError: if ``k`` is not an integer.
+        ValueError: if ``m`` has fewer than two dimensions or ``axes`` is not two different axes.
+        IndexError: if an axis is out of range.
+
+    >>> import runetensor as rt
+    >>> print(rt.rot90(rt.create(rt.int32, [2, 2], [1, 2, 3, 4])))
+    [[2, 4],
+     [1, 3]]
+    """
+    fname = "rot90"
+    m = _t(m, fname)
+    k = as_int(k, fname, "k")
+    try:
+        ax = list(axes)
+    except TypeError:
+        raise TypeError(f"{fname}: axes must be a pair of axes, got {axes!r}") from None
+    if len(ax) != 2:
+        raise ValueError(f"{fname}: axes must be two axes, got {axes!r}")
+    nd = m._data.ndim
+    if nd < 2:
+        raise ValueError(f"{fname}: expected a tensor of at least 2 dimensions, got shape {shape_str(m._data.shape)}")
+    a0 = normalize_axis(ax[0], nd, fname, "axes[0]")
+    a1 = normalize_axis(ax[1], nd, fname, "axes[1]")
+    if a0 == a1:
+        raise ValueError(f"{fname}: axes {tuple(axes)} name the same axis twice; give two different axes")
+    k %= 4
+    if k == 0:
+        return flip(m, ())
+    if k == 2:
+        return flip(m, (a0, a1))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = a1, a0
+    if k == 1:
+        return transpose(flip(m, (a1,)), perm)
+    return flip(transpose(m, perm), (a1,))
 
 
 @attach()
