@@ -191,6 +191,9 @@ def batch_blocks(b: int, mnk: int) -> list[tuple[int, int]]:
 
 def _split_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``np.matmul(a, b, out=out)`` in shape-only blocks on the pool (BLAS already single-threaded)."""
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        np.matmul(a, b, out=out)  # NumPy buffers an overlapping output; blocks would read rows already written
+        return
     if a.ndim == 2 and b.ndim == 2:
         blocks = row_blocks(a.shape[0], b.shape[1], a.shape[1])
         if len(blocks) == 1:
@@ -253,7 +256,14 @@ def matmul(a: Any, b: Any) -> Any:
 
 def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``np.matmul(a, b, out=out)`` for same-dtype float operands of 2 or more dimensions, with
-    runetensor's thread decisions (``out`` the exact result shape, not overlapping ``a`` or ``b``)."""
+    runetensor's thread decisions (``out`` the exact result shape).
+
+    >>> import numpy as np
+    >>> a, out = np.ones((2, 3)), np.empty((2, 2))
+    >>> matmul_into(a, a.T, out); out
+    array([[3., 3.],
+           [3., 3.]])
+    """
     m, n, k = _dims(a, b)
     ctl = controller() if blas_threaded(m, n, k) and a.dtype in _BLAS_DTYPES else None
     if ctl is None:
