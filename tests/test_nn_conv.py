@@ -299,3 +299,50 @@ def test_complex_conv_gradients():
     x = R(rng.standard_normal((1, 2, 4, 4)) + 1j * rng.standard_normal((1, 2, 4, 4)))
     w = R(rng.standard_normal((2, 2, 2, 2)) + 1j * rng.standard_normal((2, 2, 2, 2)))
     rt.check_grads(lambda x, w: nn.conv2d(x, w, stride=2, padding=1), (x, w))
+
+
+WIDE = [
+    (2, dict(padding=1), (3, 3), 1),
+    (2, dict(padding="same", dilation=(2, 1)), (2, 4), 1),
+    (2, dict(padding=(0, 2), dilation=2), (3, 2), 2),
+    (1, dict(padding=3, dilation=2), (5,), 1),
+    (3, dict(padding=(1, 0, 2)), (2, 3, 2), 1),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("nd,kw,ks,g", WIDE)
+def test_stride1_conv_on_large_images_and_batches_against_torch(F, nd, kw, ks, g):
+    """Stride-1 convolutions of images wide enough for the flat-row path, with batches that span
+    several chunks: values and the three gradients (a non-uniform cotangent) against PyTorch."""
+    import torch
+    sp = {1: (70,), 2: (20, 18), 3: (6, 7, 20)}[nd]
+    x, w, b = rng.standard_normal((30, 4) + sp), rng.standard_normal((6, 4 // g) + ks), rng.standard_normal(6)
+    conv = {1: (nn.conv1d, F.conv1d), 2: (nn.conv2d, F.conv2d), 3: (nn.conv3d, F.conv3d)}[nd]
+    want = conv[1](T(x), T(w), T(b), groups=g, **kw)
+    got = conv[0](R(x), R(w), R(b), groups=g, **kw)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(N(got), want.numpy(), rtol=1e-10, atol=1e-10)
+    u = rng.standard_normal(tuple(want.shape))
+    gs = rt.grad(lambda x, w, b: rt.sum(conv[0](x, w, b, groups=g, **kw) * R(u)), argnums=(0, 1, 2))(R(x), R(w), R(b))
+    tx, tw, tb = (T(a).requires_grad_(True) for a in (x, w, b))
+    (conv[1](tx, tw, tb, groups=g, **kw) * T(u)).sum().backward()
+    for gr, t in zip(gs, (tx, tw, tb)):
+        np.testing.assert_allclose(N(gr), t.grad.numpy(), rtol=1e-9, atol=1e-9)
+    gx = rt.grad(lambda x: rt.sum(conv[0](x, R(w), None, groups=g, **kw) * R(u)))(R(x))   # input only
+    np.testing.assert_allclose(N(gx), tx.grad.numpy(), rtol=1e-9, atol=1e-9)
+    del torch
+
+
+def test_stride1_conv_gradients_by_central_differences():
+    # one input channel: the patch matrix is no larger than the output, so even these small images
+    # take the flat-row path
+    x, w, b = R(rng.standard_normal((3, 1, 17, 5))), R(rng.standard_normal((6, 1, 3, 2))), R(rng.standard_normal(6))
+    for kw in (dict(padding=1), dict(padding="same", dilation=(1, 2))):
+        rt.check_grads(lambda x, w, b: nn.conv2d(x, w, b, **kw), (x, w, b))
+    x32 = R(rng.standard_normal((2, 3, 20)).astype(np.float32))
+    w32 = R(rng.standard_normal((5, 3, 3)).astype(np.float32))
+    y = nn.conv1d(x32, w32, padding=1)
+    want = nn.conv1d(rt.astype(x32, rt.float64), rt.astype(w32, rt.float64), padding=1)
+    assert y.dtype == rt.float32
+    np.testing.assert_allclose(N(y), N(want), rtol=1e-5, atol=1e-5)

@@ -14,6 +14,7 @@ import functools
 import itertools
 import math
 import operator
+import threading
 from typing import Any
 
 from .. import _dtypes as D
@@ -23,6 +24,7 @@ from .._elementwise import maximum as _maximum
 from .._reduction import sum as _rsum
 from .._autodiff import custom_vjp, vjp as _vjp
 from .._autodiff._trace import carries_derivative
+from .._backend._parallel import parallel_for
 from .._tensor import Tensor, as_tensor, wrap
 from .._views import contiguous, copy, reshape, swapaxes, transpose
 from .._windows import _c_strides, _col2im_taps, _combine_raw, _combine_y, _im2col, _im2col_bl, extract_patches
@@ -223,6 +225,49 @@ def _nf_chunks(n: int, per_sample: int, itemsize: int) -> list[tuple[int, int]]:
     return [(a, min(n, a + cs)) for a in range(0, n, cs)]
 
 
+#: the patches of one chunk of the stride-1 path take at most about this many bytes (at least one sample):
+#: measured on the 16->32, 32x32 conv, chunks of 1-2 samples ran the forward twice as fast as chunks of 4-8
+#: (the buffers of larger chunks are fresh pages from the allocator every time)
+_WIDE_CHUNK_BYTES = 3 << 19
+
+
+@functools.lru_cache(maxsize=256)
+def _wide_chunks(n: int, per_sample: int) -> tuple[tuple[int, int], ...]:
+    """Batch ranges of the stride-1 path: shape-only (never the thread count), at most about
+    :data:`_WIDE_CHUNK_BYTES` of patches each."""
+    cs = max(1, _WIDE_CHUNK_BYTES // max(1, per_sample))
+    return tuple((a, min(n, a + cs)) for a in range(0, n, cs))
+
+
+@functools.lru_cache(maxsize=256)
+def _wide_geometry(sp: tuple[int, ...], ks: tuple[int, ...], dl: tuple[int, ...],
+                   pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> tuple[Any, ...]:
+    """The layout of a stride-1 convolution computed on "wide" rows.
+
+    The input is zero-padded (plus a few extra rows at the end of the first spatial axis) and
+    each sample's padded spatial block is read as one flat row of ``sflat`` elements.  Output
+    position ``q`` of the wide output (``out[0]`` x the padded sizes of the other spatial axes,
+    ``lw`` positions) reads tap ``t`` at flat position ``offs[t] + q``, so each tap's patch row is
+    one contiguous run of ``lw`` elements (the copies and col2im's adds run over long rows instead
+    of rows of a few pixels).  Positions whose column lies past ``out`` are computed and dropped.
+
+    Returns ``(widths, ps, sflat, lw, wshape, tap_strides, offs)``: the pad widths of the spatial
+    axes, the padded spatial shape, its size, the wide output's length and shape, the flat strides
+    of the kernel axes and each tap's flat offset (row-major over the kernel)."""
+    nd = len(ks)
+    sp_pad = tuple(m + a + b for m, (a, b) in zip(sp, pads))
+    inner = math.prod(sp_pad[1:])
+    tail = sum((ks[i] - 1) * dl[i] * math.prod(sp_pad[i + 1:]) for i in range(1, nd))
+    extra = -(-tail // inner) if inner else 0
+    ps = (sp_pad[0] + extra,) + sp_pad[1:]
+    cs = _c_strides(ps)
+    widths = ((pads[0][0], pads[0][1] + extra),) + tuple(pads[1:])
+    tap_strides = tuple(cs[i] * dl[i] for i in range(nd))
+    offs = tuple(sum(i * s for i, s in zip(idx, tap_strides))
+                 for idx in itertools.product(*(range(k) for k in ks)))
+    return widths, ps, math.prod(ps), out[0] * inner, (out[0],) + sp_pad[1:], tap_strides, offs
+
+
 def _raw_padded(be: Any, xd: Any, pads: tuple[tuple[int, int], ...]) -> tuple[Any, int]:
     if any(a or b for a, b in pads):
         return be.pad(xd, [(0, 0), (0, 0)] + list(pads), 0), 0
@@ -257,12 +302,103 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
     co = cout // g
     kk, lsz = math.prod(ks), math.prod(out)
     need_x, need_w = need[:2]
+    if all(s == 1 for s in st):
+        widths, ps, sflat, lw, wide_shape, tap_strides, offs = _wide_geometry(sp, ks, dl, pads, out)
+        wide = True
+        pwidths = [(0, 0), (0, 0)] + list(widths)
+        all_out = tuple(slice(0, m, 1) for m in (cout,) + out)
+        crop = tuple(slice(a, a + m, 1) for (a, _), m in zip(widths, sp))
+    else:
+        wide = False
 
     def level0(*ts: Tensor) -> Any:
         be = ts[0]._backend
         return be if be.level == 0 and all(t._backend is be for t in ts) else None
 
+    def wide_patches(be: Any, xp: Any, a: int, b: int, bufs: dict, dt: Any) -> Any:
+        """The ``(b - a, G, C/G*K, lw)`` wide patches of samples ``a:b`` (one contiguous run per row),
+        copied into this thread's buffer of the call (``bufs``: fresh buffers per chunk cost page
+        faults that took longer than the copy itself)."""
+        v = be.as_strided(xp, (b - a, c) + ks + (lw,), (c * sflat, sflat) + tap_strides + (1,),
+                          be.offset(xp) + a * c * sflat)
+        key = (threading.get_ident(), b - a)
+        buf = bufs.get(key)
+        if buf is None:
+            buf = bufs[key] = be.empty((b - a, c) + ks + (lw,), dt)
+        be.assign(buf, v)
+        return be.reshape(buf, (b - a, g, cg * kk, lw))
+
+    def wide_fwd(be: Any, x: Tensor, w: Tensor, b: Tensor | None) -> tuple[Any, Any]:
+        """The stride-1 forward in chunks of the batch (over the thread pool): wide patches, one
+        product, the valid columns written into ``y`` with the bias added on the way (one pass)."""
+        xp = be.pad(x._data, pwidths, 0)
+        w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
+        bias = None if b is None else be.reshape(be.contiguous(b._data), (cout,) + (1,) * len(ks))
+        y = be.empty((n, cout) + out, x._dtype)
+        wchunks = _wide_chunks(n, c * kk * lw * x.itemsize)
+        bufs: dict = {}
+
+        def chunk(i: int) -> Any:
+            a, e = wchunks[i]
+            p = wide_patches(be, xp, a, e, bufs, x._dtype)
+            yw = be.reshape(be.matmul(w3, p), (e - a, cout) + wide_shape)
+            src = be.view_index(yw, (slice(0, e - a, 1),) + all_out)
+            dst = be.view_index(y, (slice(a, e, 1),) + all_out)
+            if bias is None:
+                be.assign(dst, src)
+            else:
+                be.binary("add", src, bias, out=dst)
+            return p
+
+        ps_ = parallel_for(chunk, len(wchunks))
+        return be.reshape(y, (n, g, co, lsz)), (ps_[0] if len(wchunks) == 1 else None)
+
+    def wide_bwd(be: Any, x: Tensor, w: Tensor, gy: Tensor, kept: Any) -> tuple[Any, Any]:
+        """The stride-1 backward in the same chunks: the cotangent widened with zero columns, the
+        weight's product (one partial per chunk, summed in chunk order: the same bits with any
+        thread count) and the input's product with col2im's adds over contiguous runs."""
+        dt = x._dtype
+        gyd = be.reshape(be.contiguous(gy._data), (n, cout) + out)
+        w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
+        w3t = be.permute(w3, (0, 2, 1))
+        xp = be.pad(x._data, pwidths, 0) if need_w and kept is None else None
+        gx = be.empty((n, c) + sp, dt) if need_x else None
+        wchunks = _wide_chunks(n, c * kk * lw * x.itemsize)
+        bufs: dict = {}
+
+        def chunk(i: int) -> Any:
+            a, e = wchunks[i]
+            m = e - a
+            gw_ = be.full((m, cout) + wide_shape, 0, dt)
+            be.assign(be.view_index(gw_, (slice(0, m, 1),) + all_out),
+                      be.view_index(gyd, (slice(a, e, 1),) + all_out))
+            g4 = be.reshape(gw_, (m, g, co, lw))
+            part = None
+            if need_w:
+                p = kept if kept is not None else wide_patches(be, xp, a, e, bufs, dt)
+                part = be.reduce("sum", be.matmul(g4, be.permute(p, (0, 1, 3, 2))), (0,), False)
+            if need_x:
+                gp = be.reshape(be.matmul(w3t, g4), (m, c, kk, lw))
+                acc = be.full((m, c, sflat), 0, dt)
+                lead = (slice(0, m, 1), slice(0, c, 1))
+                for t, o in enumerate(offs):
+                    d = be.view_index(acc, lead + (slice(o, o + lw, 1),))
+                    be.binary("add", d, be.view_index(gp, lead + (t, slice(0, lw, 1))), out=d)
+                be.assign(be.view_index(gx, (slice(a, e, 1), slice(0, c, 1)) + tuple(slice(0, q, 1) for q in sp)),
+                          be.view_index(be.reshape(acc, (m, c) + ps), lead + crop))
+            return part
+
+        parts = parallel_for(chunk, len(wchunks))
+        gw = None
+        if need_w:
+            gw = parts[0]
+            for q in parts[1:]:
+                gw = be.binary("add", gw, q, out=gw)
+        return gx, gw
+
     def raw(be: Any, x: Tensor, w: Tensor, b: Tensor | None) -> tuple[Any, Any]:
+        if wide:
+            return wide_fwd(be, x, w, b)
         y, p = raw_nobias(be, x, w)
         if b is not None:
             be.binary("add", y, be.reshape(be.contiguous(b._data), (g, co, 1)), out=y)
@@ -305,6 +441,14 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
         if be is None:
             return _conv_nf_bwd(x, w, gy, g, ks, st, dl, pads, out, need)
         dt = x._dtype
+        if wide:
+            gxh, gw = wide_bwd(be, x, w, gy, kept)
+            cts = (wrap(gxh, dt, be) if need_x else None, wrap(be.reshape(gw, wshape), dt, be) if need_w else None)
+            if len(need) == 2:
+                return cts
+            gb = be.reshape(be.reduce("sum", be.reshape(be.contiguous(gy._data), (n, cout, lsz)), (0, 2), False),
+                            (cout,))
+            return cts + ((wrap(gb, dt, be) if need[2] else None),)
         gd = be.reshape(be.contiguous(gy._data), (n, g, co, lsz))
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
         w3t = be.permute(w3, (0, 2, 1))
