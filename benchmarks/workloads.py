@@ -459,7 +459,7 @@ def _mlp_step(ctx):
 
 
 # ---------------------------------------------------------------------------
-# conv2d forward + backward (issue 16 s.6)
+# conv2d forward + backward
 # ---------------------------------------------------------------------------
 @workload("conv2d_fwd_bwd", "conv2d forward + backward (input and weight gradients of sum(conv**2)), "
                             "N=32, 16->32 channels, 32x32, 3x3, padding 1, float32 (PyTorch eager; "
@@ -586,7 +586,7 @@ def _per_example(ctx):
 
 
 # ---------------------------------------------------------------------------
-# one training step of the digits CNN (issue 16 s.6; runetensor/examples/digits.py)
+# one training step of the digits CNN (runetensor/examples/digits.py)
 # ---------------------------------------------------------------------------
 def _digits_cnn_data(ctx, batch: int = 64):
     """A batch of random 8x8 images and labels, and the CNN's parameters (the example's shapes)."""
@@ -763,7 +763,7 @@ def _rows_workload(ctx, fn, jit: bool):
 
 
 @workload("jit_softmax_4096x1024", "rt.jit of softmax over the last axis, (4096, 1024) float32 (compare with "
-                                   "jit_softmax_4096x1024_eager: the issue asks 2x eager)")
+                                   "jit_softmax_4096x1024_eager: the target is 2x eager)")
 def _jit_softmax(ctx):
     return _rows_workload(ctx, _softmax, True)
 
@@ -774,7 +774,7 @@ def _eager_softmax(ctx):
 
 
 @workload("jit_layernorm_4096x1024", "rt.jit of layer norm (no affine) over the last axis, (4096, 1024) float32 "
-                                     "(compare with jit_layernorm_4096x1024_eager: the issue asks 2x eager)")
+                                     "(compare with jit_layernorm_4096x1024_eager: the target is 2x eager)")
 def _jit_layernorm(ctx):
     return _rows_workload(ctx, _layernorm, True)
 
@@ -785,9 +785,9 @@ def _eager_layernorm(ctx):
 
 
 # ---------------------------------------------------------------------------
-# The Dask backend vs plain dask.array on the same 2-worker LocalCluster (issue 17).
+# The Dask backend vs plain dask.array on the same 2-worker LocalCluster.
 # The "numpy" column holds plain dask.array's time, so numpy/rt reads "dask.array / runetensor".
-# Sizes: RUNETENSOR_BENCH_DASK_BYTES (bytes per float32 tensor, default 128 MB; the issue's run: 4e9)
+# Sizes: RUNETENSOR_BENCH_DASK_BYTES (bytes per float32 tensor, default 128 MB; a larger-than-memory run: 4e9)
 # and RUNETENSOR_BENCH_DASK_CHUNK_BYTES (default 16 MiB).  Both libraries compute from the same
 # chunks, persisted in the workers before timing; elementwise results are persisted (not fetched).
 # ---------------------------------------------------------------------------
@@ -879,7 +879,7 @@ def _dask_bf16_add(ctx):
 # File-backed and persisted rows: a float32 .npy file (RUNETENSOR_BENCH_DASK_BYTES, 2-D, 1024 columns) read
 # lazily by both, runetensor with rt.io.load_npy(backend="dask") and dask.array with da.map_blocks over a
 # read-only memory map of the same chunks (each task reads its own slice, as runetensor's reader does); and
-# RUNETENSOR_BENCH_DASK_MATMUL_N square float32 matrices (default 2048; the issue's run: 4096) in 4 x 4 blocks.
+# RUNETENSOR_BENCH_DASK_MATMUL_N square float32 matrices (default 2048; a full-size run: 4096) in 4 x 4 blocks.
 def _dask_npy(ctx: Context, name: str, shape: tuple, chunks: tuple):
     """The path of a float32 .npy file of ``shape`` (written once per run, removed at exit)."""
     import atexit
@@ -1007,7 +1007,7 @@ def _dask_persisted_matmul(ctx):
 
 
 @workload("mlp_jit_step", "the mlp_step workload's gradient under rt.jit(rt.grad(loss)) vs jax.jit(jax.grad(loss)) "
-                          "(784-256-10 float32 MLP, batch 128; the issue asks <= JAX)")
+                          "(784-256-10 float32 MLP, batch 128; the target is <= JAX)")
 def _mlp_jit_step(ctx):
     rt = ctx.rt
     x, onehot, params = _mlp_data(ctx)
@@ -1153,7 +1153,7 @@ loaded("digits_cnn_step")
 # ---------------------------------------------------------------------------
 # Data-parallel training (rt.pmap on the shared 2-worker LocalCluster).  The "numpy" column holds
 # the same step under rt.jit in this one process, so numpy/rt reads "single-process jit / pmap":
-# the scaling efficiency of two single-thread workers against one process (issue target >= 0.7).
+# the scaling efficiency of two single-thread workers against one process (the target is >= 0.7).
 # ---------------------------------------------------------------------------
 @workload("pmap_digits_step", "digits CNN Adam step, global batch 512 in 8 shards, rt.pmap on a 2-worker "
                               "LocalCluster (1 thread each); the numpy column is the same step under rt.jit in one "

@@ -476,7 +476,8 @@ def test_full_float_value_that_an_integer_dtype_cannot_store(d, value):
 
 
 def test_full_float_into_integer_must_be_integral():
-    # issue 12 section 5: no silent truncation (bigarray raises too); integral floats are stored
+    # no silent truncation of a non-integral float into an integer tensor (bigarray raises too);
+    # integral floats are stored
     with pytest.raises(ValueError, match=r"full: value -2\.7 is not an integer; int8"):
         rt.full(rt.int8, [2], -2.7)
     with pytest.raises(ValueError, match=r"full: value 255\.9 is not an integer; uint8"):

@@ -1,4 +1,4 @@
-"""The Dask backend on a real, memory-limited ``distributed.LocalCluster`` (issue 17, section 3).
+"""The Dask backend on a real, memory-limited ``distributed.LocalCluster``.
 
 * out-of-core: ``mean``, ``std`` and ``argmax`` of a float32 tensor from ``rt.rand``, larger than
   the workers may hold, equal the same statistics computed in pieces on NumPy;
@@ -6,7 +6,7 @@
 
 Sizes: ``RUNETENSOR_DASK_OOC_BYTES`` (default 256 MB of data), ``RUNETENSOR_DASK_OOC_WORKER_BYTES``
 (default 192 MB per worker, of which a worker process itself takes ~100 MB) and
-``RUNETENSOR_DASK_OOC_CHUNK_BYTES`` (default 8 MiB).  The issue's full run (docs/dask.md)::
+``RUNETENSOR_DASK_OOC_CHUNK_BYTES`` (default 8 MiB).  A larger-than-memory run (docs/dask.md)::
 
     RUNETENSOR_DASK_OOC_BYTES=4e9 RUNETENSOR_DASK_OOC_WORKER_BYTES=1e9 RUNETENSOR_DASK_OOC_CHUNK_BYTES=32e6 \\
         python -m pytest -q tests/test_dask_cluster.py -k out_of_core

@@ -1,4 +1,4 @@
-"""Chunked I/O of Dask tensors (issue 17): ``rt.io.load_npy(path, backend="dask", chunks=...)`` reads
+"""Chunked I/O of Dask tensors: ``rt.io.load_npy(path, backend="dask", chunks=...)`` reads
 each chunk lazily from its own slice of the file, ``save_npy``/``save_safetensors`` write a Dask
 tensor block by block at its offsets, with io.py's atomic-save guarantees.  Files are bigger than a
 chunk and small overall; the synchronous scheduler keeps the tests fast and deterministic."""

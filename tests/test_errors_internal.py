@@ -1,4 +1,4 @@
-"""Issue 12 section 5: errors that leaked internals (NumPy/ctypes messages, OverflowError, a
+"""Errors that once leaked internals (NumPy/ctypes messages, OverflowError, a
 MemoryError naming the buffer pool's uint8 buffer, silent truncation of non-integral floats into
 integer tensors).  Every case asserts the exception type and that the message names the function
 and the offending value or shape.
@@ -352,7 +352,7 @@ def test_unpickle_of_an_impossible_shape():
 
 
 # ===========================================================================
-# Issue 12 section 5, second part: the Array API namespace, values written into tensors,
+# The same for the Array API namespace, values written into tensors,
 # asarray of lists, results of operations on huge broadcast views, harpie's pad/uniform
 # ===========================================================================
 import runetensor.array_api as xp  # noqa: E402

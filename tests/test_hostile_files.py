@@ -1,4 +1,4 @@
-"""Hostile and corrupt files for every loader of runetensor.io (issue 12, sections 4-6).
+"""Hostile and corrupt files for every loader of runetensor.io.
 
 Each batch runs in a child process (tests/hostile.py) under an address-space limit, so a
 crash, a hang or an allocation of gigabytes fails the test instead of the test run.  In the

@@ -1,4 +1,4 @@
-"""runetensor.io, safe files (issue 12, section 4): npz member names and zip64, permissions,
+"""runetensor.io, safe files: npz member names and zip64, permissions,
 umask, symlinks, durability and clean-up of atomic saves, size limits, streaming text, and
 the error style of the loaders and savers.  Hostile and corrupt files: test_hostile_files.py."""
 import errno
@@ -91,7 +91,7 @@ def test_zip64_decision():
     header = 128  # a .npy header
     assert not rio._npz_needs_zip64(limit, False)
     assert rio._npz_needs_zip64(limit + 1, False)
-    # the issue's case: a tensor of exactly 2 GiB is 2 GiB + its header
+    # a tensor of exactly 2 GiB needs zip64: the member is 2 GiB + its header
     assert rio._npz_needs_zip64((1 << 31) + header, False)
     assert rio._npz_needs_zip64((1 << 31) - header, True)  # deflate may grow incompressible data
     assert not rio._npz_needs_zip64((1 << 31) - (1 << 24), True)
@@ -454,7 +454,7 @@ def test_text_header_with_an_impossible_shape(tmp_path, shape):
 
 
 # ---------------------------------------------------------------------------
-# error style (section 5)
+# error style: clean exceptions naming the loader and what is wrong, no internals
 # ---------------------------------------------------------------------------
 def _npy(header, data=b""):
     h = header.encode()

@@ -1,4 +1,5 @@
-"""Namespace and Python manners (issue 18, section 2)."""
+"""Namespace and Python manners: builtin names, iteration, NumPy-style axis= and reshape(4, 3), tolist, ``in``,
+the array interface, scalar forms."""
 import builtins
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Reliability under threads and processes (issue 12, sections 1 and 3).
+"""Reliability under threads and processes: overlapping copies, forks holding locks, thread-count changes.
 
 * Assignment between overlapping views (``x[1:] = x[:-1]``, ``rt.blit``, bigarray ``blit``,
   ``out=`` aliasing an input) gives NumPy's result (memmove semantics) whatever the thread

@@ -114,7 +114,7 @@ def test_fill_ifill():
         rt.ifill(t, 300)
     with pytest.raises(TypeError, match="complex"):
         rt.fill(rt.zeros(rt.float32, [2]), 1j)
-    # values are checked as rt.full checks them (issue 12 s.5): no NaN -> 0, no -2.7 -> -2
+    # values are checked as rt.full checks them: no NaN -> 0, no -2.7 -> -2
     with pytest.raises(ValueError, match=r"^fill: value nan cannot be stored in int32"):
         rt.fill(rt.zeros(rt.int32, [2]), float("nan"))
     with pytest.raises(ValueError, match=r"^fill: value -2.7 is not an integer; int32"):

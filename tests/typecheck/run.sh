@@ -15,8 +15,8 @@ import importlib
 mods = ["runetensor", "runetensor.nn", "runetensor.random", "runetensor.optim", "runetensor.io",
         "runetensor.datasets", "runetensor.metrics", "runetensor.progress",
         "runetensor.harpie", "runetensor.bigarray", "runetensor.bigarray.ext"]
-# (runetensor.array_api is left out: its elementwise functions are made at import time; issue 18 section 4
-# rewrites that namespace)
+# (runetensor.array_api is left out: its elementwise functions are made at import time, which
+# a static checker cannot follow)
 print("import runetensor")
 for m in mods:
     print(f"import {m}")
