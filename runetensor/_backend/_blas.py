@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,9 @@ MAX_BLOCKS = 64
 #: on the calling thread without waking its workers, so the thread count need not be touched
 _GEMM_THREADED = 1 << 18
 _GEMV_THREADED = 9216
+# products of infinities and overflows give IEEE results silently, as the NumPy backend's other operations
+# (NumPy would warn from this module's frame)
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\._blas")
 _BLAS_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
