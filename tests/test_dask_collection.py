@@ -219,6 +219,9 @@ def test_the_dask_device_is_listed_accepted_and_reached():
     assert h.backend.name == "numpy" and h.tolist() == [1.0, 2.0, 3.0]
     assert h.to_device("dask").device == "dask"
     assert xp.asarray(x, device="cpu").device == "cpu"
+    assert xp.from_dlpack(x, device="cpu").device == "cpu" and xp.from_dlpack(h, device="dask").device == "dask"
+    with pytest.raises(ValueError, match="from_dlpack: moving a tensor from 'dask' to 'cpu' needs a copy"):
+        xp.from_dlpack(x, device="cpu", copy=False)
     with rt.use_backend("dask"):
         assert info.default_device() == "dask"
         assert xp.zeros(2).device == "dask" and xp.zeros(2, device="cpu").device == "cpu"
@@ -235,6 +238,11 @@ def test_numpy_operands_join_a_dask_computation():
                     (rt.maximum(n, d), [10, 20, 30]), (rt.concatenate([d, n]), [1, 2, 3, 10, 20, 30])):
         assert r.backend.name == "dask" and host(r).tolist() == want
     assert float(n @ d) == 140.0
+    w = dt(np.arange(6.0), 2)
+    w[rt.asarray([3, 4])] = rt.asarray([30.0, 40.0])  # NumPy-backend values written into a Dask tensor
+    w[0:2] = rt.asarray([7.0, 8.0])
+    w += rt.asarray(np.ones(6))
+    assert w.backend.name == "dask" and host(w).tolist() == [8.0, 9.0, 3.0, 31.0, 41.0, 6.0]
 
 
 ECOSYSTEM = textwrap.dedent("""

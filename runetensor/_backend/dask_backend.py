@@ -1031,9 +1031,9 @@ class DaskBackend(Backend):
 _NUMPY_OPERANDS = {
     "unary": (1,), "binary": (1, 2), "where": (0, 1, 2), "clip": (0, 1, 2), "cast": (0,), "reduce": (1,),
     "arg_reduce": (1,), "scan": (1,), "sort": (0,), "argsort": (0,), "matmul": (0, 1), "concatenate": ("*0",),
-    "searchsorted": (0, 1), "fft": (1,), "gather": (0,), "copy": (0,), "contiguous": (0,), "reshape": (0,),
-    "expand": (0,), "permute": (0,), "view_index": (0,), "flip": (0,), "to_host": (0,), "to_list": (0,),
-    "to_bytes": (0,), "value_range": (0,), "nonzero": (0,),
+    "searchsorted": (0, 1), "fft": (1,), "gather": (0,), "scatter": (2,), "copy": (0,), "contiguous": (0,),
+    "reshape": (0,), "expand": (0,), "permute": (0,), "view_index": (0,), "flip": (0,), "to_host": (0,),
+    "to_list": (0,), "to_bytes": (0,), "value_range": (0,), "nonzero": (0,),
 }
 
 

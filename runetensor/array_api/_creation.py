@@ -342,6 +342,11 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
     """
     check_device(device, "from_dlpack")
     if isinstance(x, Tensor):
+        if device is not None and x.device != device:
+            if copy is False:
+                raise ValueError(f"from_dlpack: moving a tensor from {x.device!r} to {device!r} needs a copy, "
+                                 "but copy=False")
+            return x.to_device(device)
         if copy:
             return wrap(x._backend.copy(x._data), x._dtype, x._backend)
         return x
