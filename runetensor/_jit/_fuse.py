@@ -81,11 +81,11 @@ _IBIN = {"add": "+", "sub": "-", "mul": "*"}
 _BITS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 _LOGIC = {"logical_and": "&&", "logical_or": "||"}
 #: transcendentals, evaluated by the C library in double (float32: then rounded once); the bound vs
-#: eager is tested over the float32 range in tests/test_jit.py (docs/jit.md)
+#: eager is tested over the float32 range in tests/test_jit_fusion.py (docs/jit.md)
 TRANSCENDENTAL = ("exp", "log", "sin", "cos", "tanh", "expm1", "log1p")
 #: float32 transcendentals evaluated by the C library's float function (sinf...: with libmvec 8 lanes,
 #: ~3x faster than the double route); the others (log: its float vector version is up to 6 ulp from
-#: eager) go through double.  Bounds vs eager: tests/test_jit.py's ULP_BOUND
+#: eager) go through double.  Bounds vs eager: tests/test_jit_fusion.py's ULP_BOUND
 F32_LIBM = frozenset({"sin", "cos", "exp", "tanh", "expm1", "log1p"})
 _FUN = {"sqrt": None, "neg": None, "abs": None}
 #: exact float unary ops (C's result is NumPy's bit for bit): name -> C expression of a float{T} ``{a}``
