@@ -835,11 +835,8 @@ def randint(key: Tensor, shape: Sequence[int], minval: int, maxval: int, dtype: 
                          f"maxval <= {dmax + 1}")
     try:
         seed = _seed_of(key, fname)
-    except TracedValueError:
-        return _randint_words(key, d, shp, lo, hi)  # under rt.jit: the same values in tensor operations
-    except BatchedValueError:
-        raise ValueError("randint: a batch of keys (under rt.vmap) is not supported by randint; draw with "
-                         "rt.random.uniform and scale, or split the keys outside vmap") from None
+    except BatchedValueError:  # under rt.jit or rt.vmap: the same values in tensor operations
+        return _randint_words(key, d, shp, lo, hi)
     try:
         return _randint(d, shp, seed, lo, hi)
     except MemoryError:

@@ -395,6 +395,16 @@ def test_schedule_of_a_tensor_count_under_jit_equals_eager(name, interpreted_jit
     assert rt.jit_stats(js)["traces"] == 1
 
 
+def test_randint_over_a_batch_of_keys_gives_each_key_its_own_values(interpreted_jit):
+    keys = R.split(R.key(4), 4)
+    for d, lo, hi in [(rt.int32, -3, 9), (rt.int64, 0, 2**31 + 1), (rt.uint64, 3, 2**64 - 5)]:
+        f = rt.vmap(lambda k: R.randint(k, [40], lo, hi, d))
+        got = f(keys)
+        assert_same(rt.jit(f)(keys), got)
+        for i in range(4):
+            assert_same(got[i], R.randint(keys[i], [40], lo, hi, d))
+
+
 def test_key_data_cannot_run_under_jit_and_says_why():
     with pytest.raises(TypeError, match="inside rt.jit"):
         rt.jit(R.key_data)(_K)
