@@ -403,6 +403,10 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
         TypeError: (inside ``f``, while tracing) reading a tensor's value (``float(t)``,
             ``bool(t)``, ``if t > 0:``, printing); an unhashable static argument.
 
+    A function traced more than ``RETRACE_WARN_AFTER`` (3) times warns once (a ``RetraceWarning``,
+    a ``RuntimeWarning``) naming the argument that changed, e.g. ``argument 1 (`state.count`):
+    Python int 2 -> 3``: pass values that change between calls as tensors.
+
     Inside ``grad``/``vmap``/another ``jit`` (or on their tensors) ``f`` runs inline, so that the
     enclosing transformation sees its primitives.
 
