@@ -3,7 +3,7 @@
 An optimizer is a :class:`GradientTransformation`, a pair of pure functions::
 
     opt = rt.optim.adam(1e-3)
-    state = opt.init(params)                              # a pytree of tensors (and counts)
+    state = opt.init(params)                              # a pytree of tensors (the count too)
     updates, state = opt.update(grads, state, params)     # nothing is modified in place
     params = rt.optim.apply_updates(params, updates)      # params + updates, leaf by leaf
 
