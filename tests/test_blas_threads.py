@@ -30,15 +30,18 @@ def _single_thread_blocks(a, b):
     """The documented plan computed independently: NumPy's product of each shape-only block, one BLAS thread."""
     with threadpoolctl.threadpool_limits(1, "blas"):
         if a.ndim == 2 and b.ndim == 2:
-            return np.concatenate([np.matmul(a[lo:hi], b) for lo, hi in
-                                   _blas.row_blocks(a.shape[0], b.shape[1], a.shape[1])])
+            axis, blocks = _blas.gemm_plan(a.shape[0], b.shape[1], a.shape[1])
+            if axis == 0:
+                return np.concatenate([np.matmul(a[lo:hi], b) for lo, hi in blocks])
+            return np.concatenate([np.matmul(a, b[:, lo:hi]) for lo, hi in blocks], axis=1)
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         ab, bb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
         mnk = a.shape[-2] * b.shape[-1] * a.shape[-1] * int(np.prod(batch[1:], dtype=np.int64))
         return np.concatenate([np.matmul(ab[lo:hi], bb[lo:hi]) for lo, hi in _blas.batch_blocks(batch[0], mnk)])
 
 
-SHAPES = [((8, 8), (8, 8)), ((3,), (3, 5)), ((64, 64), (64,)), ((700, 300), (300, 257)),
+SHAPES = [((128, 784), (784, 256)), ((200, 300), (300, 1000)),
+          ((8, 8), (8, 8)), ((3,), (3, 5)), ((64, 64), (64,)), ((700, 300), (300, 257)),
           ((1000, 512), (512, 512)), ((300, 77), (77, 129)), ((40, 64, 256), (40, 256, 256)),
           ((8, 300, 300), (300, 300)), ((2, 20, 128, 64), (64, 96)), ((5000,), (5000, 400))]
 

@@ -10,7 +10,8 @@ with one thread and do their own splitting:
 
 - below :data:`SPLIT_MNK` multiply-adds a product is one BLAS call on the calling
   thread (below OpenBLAS's own threading thresholds it is NumPy's call as is);
-- from there a 2-D product is split into row blocks, and a batched product into
+- from there a 2-D product is split into row blocks (column blocks when it has more
+  columns than rows), and a batched product into
   blocks of its leading batch axis, run on runetensor's thread pool
   (:mod:`._parallel`: its workers block instead of spinning, and it stays serial
   while the load average shows the cores busy).  The blocks depend only on the
@@ -46,8 +47,8 @@ from ._parallel import parallel_for
 BLOCK_MNK = 1 << 22
 #: from this many multiply-adds (all matrices of the product) it is split into blocks for the thread pool
 SPLIT_MNK = 2 * BLOCK_MNK
-#: row blocks have at least ROW_MIN rows (fewer make repacking B cost more than the split gains), a
-#: multiple of ROW_ALIGN (the GEMM kernels' row unroll), and there are at most MAX_BLOCKS of them
+#: row (or column) blocks have at least ROW_MIN rows (fewer make repacking the other operand cost more
+#: than the split gains), a multiple of ROW_ALIGN (the GEMM kernels' unroll), and at most MAX_BLOCKS of them
 ROW_MIN = 128
 ROW_ALIGN = 16
 MAX_BLOCKS = 64
@@ -158,10 +159,20 @@ def blas_threaded(m: int, n: int, k: int) -> bool:
     return mnk >= _GEMV_THREADED if (m == 1 or n == 1) else mnk > _GEMM_THREADED
 
 
+def gemm_plan(m: int, n: int, k: int) -> tuple[int, list[tuple[int, int]]]:
+    """How an ``(m, k) @ (k, n)`` product is split: ``(axis, blocks)``, blocks of rows of the result
+    (``axis`` 0, when ``m >= n``) or of its columns (``axis`` 1); see :func:`row_blocks`.
+
+    >>> gemm_plan(1000, 512, 512)[0], gemm_plan(128, 784, 256)
+    (0, (1, [(0, 128), (128, 256), (256, 384), (384, 512), (512, 640), (640, 784)]))
+    """
+    return (0, row_blocks(m, n, k)) if m >= n else (1, row_blocks(n, m, k))
+
+
 def row_blocks(m: int, n: int, k: int) -> list[tuple[int, int]]:
     """The ``(lo, hi)`` row blocks an ``(m, k) @ (k, n)`` product is split into (one block below
     :data:`SPLIT_MNK`).  They depend on the shape only, never on the thread count; each does at least
-    :data:`BLOCK_MNK` multiply-adds (the last absorbs the remainder).
+    :data:`BLOCK_MNK` multiply-adds (the last absorbs the remainder).  (Column blocks: ``row_blocks(n, m, k)``.)
 
     >>> row_blocks(100, 100, 100)
     [(0, 100)]
@@ -199,12 +210,15 @@ def _split_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.matmul(a, b, out=out)  # NumPy buffers an overlapping output; blocks would read rows already written
         return
     if a.ndim == 2 and b.ndim == 2:
-        blocks = row_blocks(a.shape[0], b.shape[1], a.shape[1])
+        axis, blocks = gemm_plan(a.shape[0], b.shape[1], a.shape[1])
         if len(blocks) == 1:
             np.matmul(a, b, out=out)
-            return
-        parallel_for(lambda i: np.matmul(a[blocks[i][0]:blocks[i][1]], b,
-                                         out=out[blocks[i][0]:blocks[i][1]]), len(blocks))
+        elif axis == 0:
+            parallel_for(lambda i: np.matmul(a[blocks[i][0]:blocks[i][1]], b,
+                                             out=out[blocks[i][0]:blocks[i][1]]), len(blocks))
+        else:  # column blocks: strided views, which the BLAS reads and writes in place (ldb, ldc)
+            parallel_for(lambda i: np.matmul(a, b[:, blocks[i][0]:blocks[i][1]],
+                                             out=out[:, blocks[i][0]:blocks[i][1]]), len(blocks))
         return
     batch = out.shape[:-2]
     m, n = out.shape[-2:]
