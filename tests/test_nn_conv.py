@@ -301,22 +301,23 @@ def test_complex_conv_gradients():
     rt.check_grads(lambda x, w: nn.conv2d(x, w, stride=2, padding=1), (x, w))
 
 
-WIDE = [
-    (2, dict(padding=1), (3, 3), 1),
-    (2, dict(padding="same", dilation=(2, 1)), (2, 4), 1),
-    (2, dict(padding=(0, 2), dilation=2), (3, 2), 2),
-    (1, dict(padding=3, dilation=2), (5,), 1),
-    (3, dict(padding=(1, 0, 2)), (2, 3, 2), 1),
+WIDE = [   # (spatial shape, parameters, kernel size, groups): stride 1, output rows of 512 or more (padded)
+    ((24, 22), dict(padding=1), (3, 3), 1),
+    ((26, 30), dict(padding="same", dilation=(2, 1)), (2, 4), 1),
+    ((30, 24), dict(padding=(0, 2), dilation=2), (3, 2), 2),
+    ((700,), dict(padding=3, dilation=2), (5,), 1),
+    ((600,), dict(padding=1), (3,), 2),
+    ((6, 7, 20), dict(padding=(1, 0, 2)), (2, 3, 2), 1),
 ]
 
 
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("nd,kw,ks,g", WIDE)
-def test_stride1_conv_on_large_images_and_batches_against_torch(F, nd, kw, ks, g):
+@pytest.mark.parametrize("sp,kw,ks,g", WIDE)
+def test_stride1_conv_on_large_images_and_batches_against_torch(F, sp, kw, ks, g):
     """Stride-1 convolutions of images wide enough for the flat-row path, with batches that span
     several chunks: values and the three gradients (a non-uniform cotangent) against PyTorch."""
     import torch
-    sp = {1: (70,), 2: (20, 18), 3: (6, 7, 20)}[nd]
+    nd = len(sp)
     x, w, b = rng.standard_normal((30, 4) + sp), rng.standard_normal((6, 4 // g) + ks), rng.standard_normal(6)
     conv = {1: (nn.conv1d, F.conv1d), 2: (nn.conv2d, F.conv2d), 3: (nn.conv3d, F.conv3d)}[nd]
     want = conv[1](T(x), T(w), T(b), groups=g, **kw)
@@ -335,12 +336,10 @@ def test_stride1_conv_on_large_images_and_batches_against_torch(F, nd, kw, ks, g
 
 
 def test_stride1_conv_gradients_by_central_differences():
-    # one input channel: the patch matrix is no larger than the output, so even these small images
-    # take the flat-row path
-    x, w, b = R(rng.standard_normal((3, 1, 17, 5))), R(rng.standard_normal((6, 1, 3, 2))), R(rng.standard_normal(6))
+    x, w, b = R(rng.standard_normal((2, 1, 33, 14))), R(rng.standard_normal((2, 1, 3, 2))), R(rng.standard_normal(2))
     for kw in (dict(padding=1), dict(padding="same", dilation=(1, 2))):
         rt.check_grads(lambda x, w, b: nn.conv2d(x, w, b, **kw), (x, w, b))
-    x32 = R(rng.standard_normal((2, 3, 20)).astype(np.float32))
+    x32 = R(rng.standard_normal((2, 3, 520)).astype(np.float32))
     w32 = R(rng.standard_normal((5, 3, 3)).astype(np.float32))
     y = nn.conv1d(x32, w32, padding=1)
     want = nn.conv1d(rt.astype(x32, rt.float64), rt.astype(w32, rt.float64), padding=1)
