@@ -119,9 +119,15 @@ def _task_threads() -> int:
     mod = sys.modules.get("distributed.worker")
     if mod is None:
         return 0
-    try:
-        w = mod.get_worker()
-    except (ValueError, AttributeError):
+    cv = getattr(mod, "_worker_cvar", None)  # (get_worker() without its exception outside workers: cheap)
+    if cv is not None:
+        w = cv.get(None)
+    else:
+        try:
+            w = mod.get_worker()
+        except (ValueError, AttributeError):
+            w = None
+    if w is None:
         return 0
     n = getattr(getattr(w, "state", None), "nthreads", None) or getattr(w, "nthreads", None) or 1
     return max(1, int(n))
