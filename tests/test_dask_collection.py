@@ -219,6 +219,11 @@ def test_the_dask_device_is_listed_accepted_and_reached():
     assert h.backend.name == "numpy" and h.tolist() == [1.0, 2.0, 3.0]
     assert h.to_device("dask").device == "dask"
     assert xp.asarray(x, device="cpu").device == "cpu"
+    assert xp.astype(x, xp.float32, device="cpu").device == "cpu"
+    assert xp.astype(h, xp.int8, device="dask").device == "dask"
+    f = xp.fft.fftfreq(5, device="dask")
+    assert f.device == "dask" and host(f).tolist() == np.fft.fftfreq(5).tolist()
+    assert xp.fft.rfftfreq(4, device="dask").device == "dask"
     assert xp.from_dlpack(x, device="cpu").device == "cpu" and xp.from_dlpack(h, device="dask").device == "dask"
     with pytest.raises(ValueError, match="from_dlpack: moving a tensor from 'dask' to 'cpu' needs a copy"):
         xp.from_dlpack(x, device="cpu", copy=False)

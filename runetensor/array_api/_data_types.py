@@ -35,6 +35,8 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
     """
     x = arr(x, "astype")
     check_device(device, "astype")
+    if device is not None and x.device != device:
+        x = x.to_device(device)  # (a Dask tensor to "cpu": computed)
     d = dtype_arg(dtype, "astype")
     if d is x._dtype:
         if not copy:

@@ -205,8 +205,12 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     >>> print(xp.fft.fftfreq(5, d=0.5))
     [0, 0.4, 0.8, -0.8, -0.4]
     """
-    check_device(device, "fftfreq")
+    be = check_device(device, "fftfreq")
     dt = _freq_dtype(dtype, "fftfreq")
+    if be is not None:  # another device than the default backend's
+        from .._backend import use_backend
+        with use_backend(be):
+            return cast(_rt().fftfreq(n, d=d), dt)
     return cast(_rt().fftfreq(n, d=d), dt)
 
 
@@ -217,8 +221,12 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     >>> print(xp.fft.rfftfreq(4))
     [0, 0.25, 0.5]
     """
-    check_device(device, "rfftfreq")
+    be = check_device(device, "rfftfreq")
     dt = _freq_dtype(dtype, "rfftfreq")
+    if be is not None:  # another device than the default backend's
+        from .._backend import use_backend
+        with use_backend(be):
+            return cast(_rt().rfftfreq(n, d=d), dt)
     return cast(_rt().rfftfreq(n, d=d), dt)
 
 
