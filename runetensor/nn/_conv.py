@@ -228,7 +228,7 @@ def _nf_chunks(n: int, per_sample: int, itemsize: int) -> list[tuple[int, int]]:
 #: the patches of one chunk of the stride-1 path take at most about this many bytes (at least one sample):
 #: measured on the 16->32, 32x32 conv, chunks of 1-2 samples ran the forward twice as fast as chunks of 4-8
 #: (the buffers of larger chunks are fresh pages from the allocator every time)
-_WIDE_CHUNK_BYTES = 3 << 20
+_WIDE_CHUNK_BYTES = 3 << 19
 
 
 #: stride-1 convolutions use the flat-row path when a sample's wide output row has at least this many
@@ -317,30 +317,34 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
         pwidths = [(0, 0), (0, 0)] + list(widths)
         all_out = tuple(slice(0, m, 1) for m in (cout,) + out)
         crop = tuple(slice(a, a + m, 1) for (a, _), m in zip(widths, sp))
+        view_rest = tuple(slice(0, m, 1) for m in (c,) + ks + (lw,))
         nd = len(ks)
 
     def level0(*ts: Tensor) -> Any:
         be = ts[0]._backend
         return be if be.level == 0 and all(t._backend is be for t in ts) else None
 
-    def wide_patches(be: Any, xp: Any, a: int, b: int, bufs: dict, dt: Any) -> Any:
-        """The ``(m, G, C/G*K, lw)`` wide patches of samples ``a:b`` (one contiguous run of ``lw`` per
-        row), copied into this thread's buffer of the call (``bufs``: fresh buffers per chunk cost
-        page faults that took longer than the copy)."""
+    def wide_view(be: Any, xp: Any) -> Any:
+        """The ``(N, C, ks..., lw)`` window view of the padded input ``xp`` (one contiguous run of
+        ``lw`` per patch row)."""
+        return be.as_strided(xp, (n, c) + ks + (lw,), (c * sflat, sflat) + tap_strides + (1,), be.offset(xp))
+
+    def wide_patches(be: Any, v: Any, a: int, b: int, bufs: dict, dt: Any) -> Any:
+        """The ``(m, G, C/G*K, lw)`` patches of samples ``a:b`` of the window view ``v``, copied into
+        this thread's buffer of the call (``bufs``: fresh buffers per chunk cost page faults that
+        took longer than the copy)."""
         m = b - a
-        shape = (m, c) + ks + (lw,)
-        v = be.as_strided(xp, shape, (c * sflat, sflat) + tap_strides + (1,), be.offset(xp) + a * c * sflat)
         key = (threading.get_ident(), m)
         buf = bufs.get(key)
         if buf is None:
-            buf = bufs[key] = be.empty(shape, dt)
-        be.assign(buf, v)
+            buf = bufs[key] = be.empty((m, c) + ks + (lw,), dt)
+        be.assign(buf, be.view_index(v, (slice(a, b, 1),) + view_rest))
         return be.reshape(buf, (m, g, cg * kk, lw))
 
     def wide_fwd(be: Any, x: Tensor, w: Tensor, b: Tensor | None) -> tuple[Any, Any]:
         """The stride-1 forward in chunks of the batch (over the thread pool): wide patches, one
         product, the valid columns written into ``y`` with the bias added on the way (one pass)."""
-        xp = be.pad(x._data, pwidths, 0)
+        v = wide_view(be, be.pad(x._data, pwidths, 0))
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
         bias = None if b is None else be.reshape(be.contiguous(b._data), (cout,) + (1,) * nd)
         y = be.empty((n, cout) + out, x._dtype)
@@ -349,7 +353,7 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
 
         def chunk(i: int) -> Any:
             a, e = wchunks[i]
-            p = wide_patches(be, xp, a, e, bufs, x._dtype)
+            p = wide_patches(be, v, a, e, bufs, x._dtype)
             yw = be.reshape(be.matmul(w3, p), (e - a, cout) + wide_shape)
             src = be.view_index(yw, (slice(0, e - a, 1),) + all_out)
             dst = be.view_index(y, (slice(a, e, 1),) + all_out)
@@ -360,7 +364,8 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
             return p
 
         ps_ = parallel_for(chunk, len(wchunks))
-        return be.reshape(y, (n, g, co, lsz)), (ps_[0] if len(wchunks) == 1 else None)
+        # kept for the backward: the patches of a single chunk, else the window view (its padded input)
+        return be.reshape(y, (n, g, co, lsz)), (("patches", ps_[0]) if len(wchunks) == 1 else ("view", v))
 
     def wide_bwd(be: Any, x: Tensor, w: Tensor, gy: Tensor, kept: Any) -> tuple[Any, Any]:
         """The stride-1 backward in the same chunks: the cotangent widened with zero columns, the
@@ -370,7 +375,10 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
         gyd = be.reshape(be.contiguous(gy._data), (n, cout) + out)
         w3 = be.reshape(be.contiguous(w._data), (g, co, cg * kk))
         w3t = be.permute(w3, (0, 2, 1))
-        xp = be.pad(x._data, pwidths, 0) if need_w and kept is None else None
+        kind, h = kept if kept is not None else ("view", None)
+        v = h if kind == "view" else None
+        if v is None and kind == "view" and need_w:
+            v = wide_view(be, be.pad(x._data, pwidths, 0))
         gx = be.empty((n, c) + sp, dt) if need_x else None
         wchunks = _wide_chunks(n, c * kk * lw * x.itemsize)
         bufs: dict = {}
@@ -384,7 +392,7 @@ def _conv_nf_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], g: int, ks: tu
             g4 = be.reshape(gwide, (m, g, co, lw))
             part = None
             if need_w:
-                p = kept if kept is not None else wide_patches(be, xp, a, e, bufs, dt)
+                p = h if kind == "patches" else wide_patches(be, v, a, e, bufs, dt)
                 part = be.reduce("sum", be.matmul(g4, be.permute(p, (0, 1, 3, 2))), (0,), False)
             if need_x:
                 chans = slice(0, c, 1)
