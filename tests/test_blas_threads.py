@@ -109,9 +109,9 @@ def test_the_blas_runs_single_threaded_inside_runetensor_products(monkeypatch):
     seen = []
     real = _blas.parallel_for
 
-    def spy(fn, n):
+    def spy(fn, n, busy_ok=False):
         seen.append(_blas.controller().get())
-        return real(fn, n)
+        return real(fn, n, busy_ok)
 
     monkeypatch.setattr(_blas, "parallel_for", spy)
     a = np.ones((1024, 512), np.float32)
@@ -231,3 +231,14 @@ def test_an_output_overlapping_an_operand_gets_numpys_result():
         want = np.matmul(a, b)
     _blas.matmul_into(a, b, a)  # writes over its own left operand
     assert np.array_equal(a, want)
+
+
+def test_long_blocks_are_threaded_even_on_a_busy_machine(monkeypatch):
+    calls = []
+    real = _blas.parallel_for
+    monkeypatch.setattr(_blas, "parallel_for", lambda fn, n, busy_ok=False: (calls.append(busy_ok), real(fn, n))[1])
+    a = np.ones((2048, 1024), np.float32)
+    _rt_matmul(a, a.T)  # blocks of 128 rows x 2048 x 1024: 2**28 multiply-adds
+    _rt_matmul(a[:1024, :256], a[:256, :256])  # blocks of 2**24 / 2**20 ... a short product
+    assert calls[0] is True
+    assert calls[1] is (_blas.gemm_plan(1024, 256, 256)[1][0][1] * 256 * 256 >= _blas.BUSY_OK_MNK)

@@ -14,7 +14,8 @@ with one thread and do their own splitting:
   columns than rows), and a batched product into
   blocks of its leading batch axis, run on runetensor's thread pool
   (:mod:`._parallel`: its workers block instead of spinning, and it stays serial
-  while the load average shows the cores busy).  The blocks depend only on the
+  while the load average shows the cores busy, unless the blocks are long:
+  :data:`BUSY_OK_MNK`).  The blocks depend only on the
   shapes, never on the thread count, so the result is the same bits with any
   number of threads (NumPy's own ``np.matmul`` is not: OpenBLAS's threaded GEMM
   can round differently from its single-threaded one).
@@ -52,6 +53,10 @@ SPLIT_MNK = 2 * BLOCK_MNK
 ROW_MIN = 128
 ROW_ALIGN = 16
 MAX_BLOCKS = 64
+#: blocks of at least this many multiply-adds (~0.5 ms and more on one core) are threaded even while the
+#: load average shows the cores busy: a helper descheduled for a while costs the caller at most one
+#: block's wait at the end, and the blocks a helper does run are saved (smaller blocks run serially then)
+BUSY_OK_MNK = 1 << 24
 #: OpenBLAS threads a GEMM above 65536 * 4 multiply-adds and a GEMV/dot above 9216; below both it runs
 #: on the calling thread without waking its workers, so the thread count need not be touched
 _GEMM_THREADED = 1 << 18
@@ -214,11 +219,13 @@ def _split_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         if len(blocks) == 1:
             np.matmul(a, b, out=out)
         elif axis == 0:
+            busy_ok = (blocks[0][1] - blocks[0][0]) * b.shape[1] * a.shape[1] >= BUSY_OK_MNK
             parallel_for(lambda i: np.matmul(a[blocks[i][0]:blocks[i][1]], b,
-                                             out=out[blocks[i][0]:blocks[i][1]]), len(blocks))
+                                             out=out[blocks[i][0]:blocks[i][1]]), len(blocks), busy_ok)
         else:  # column blocks: strided views, which the BLAS reads and writes in place (ldb, ldc)
+            busy_ok = (blocks[0][1] - blocks[0][0]) * a.shape[0] * a.shape[1] >= BUSY_OK_MNK
             parallel_for(lambda i: np.matmul(a, b[:, blocks[i][0]:blocks[i][1]],
-                                             out=out[:, blocks[i][0]:blocks[i][1]]), len(blocks))
+                                             out=out[:, blocks[i][0]:blocks[i][1]]), len(blocks), busy_ok)
         return
     batch = out.shape[:-2]
     m, n = out.shape[-2:]
@@ -229,8 +236,9 @@ def _split_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         return
     ab = np.broadcast_to(a, batch + a.shape[-2:])
     bb = np.broadcast_to(b, batch + b.shape[-2:])
+    per = (blocks[0][1] - blocks[0][0]) * m * n * kk * int(np.prod(batch[1:], dtype=np.int64))
     parallel_for(lambda i: np.matmul(ab[blocks[i][0]:blocks[i][1]], bb[blocks[i][0]:blocks[i][1]],
-                                     out=out[blocks[i][0]:blocks[i][1]]), len(blocks))
+                                     out=out[blocks[i][0]:blocks[i][1]]), len(blocks), per >= BUSY_OK_MNK)
 
 
 def _dims(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:

@@ -167,7 +167,7 @@ def _mark_worker() -> None:
     _local.inside = True
 
 
-def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
+def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> list[Any]:
     """Run ``fn(0) ... fn(n - 1)`` on the pool and the calling thread; return the results in order.
 
     Chunks are taken dynamically: the caller and each helper thread repeatedly
@@ -177,9 +177,12 @@ def parallel_for(fn: Callable[[int], Any], n: int) -> list[Any]:
     the serial time plus a few microseconds.  Exceptions propagate (the first
     one raised, after every claimed chunk has finished).  Serial when ``n`` is 1,
     the pool has one thread, or when called from a pool worker (no nested
-    parallelism, so no deadlock).
+    parallelism, so no deadlock).  By default also serial while the load average shows the cores busy
+    (see :func:`_machine_busy`); ``busy_ok``: not for that reason, for chunks long enough (milliseconds,
+    as a large matrix product's blocks) that a helper descheduled for a while still pays off.
     """
-    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False) or (_auto and _machine_busy()):
+    if n <= 1 or _num_threads <= 1 or getattr(_local, "inside", False) or (_auto and not busy_ok
+                                                                          and _machine_busy()):
         return [fn(i) for i in range(n)]
     nt = get_num_threads()  # (a Dask worker's task: at most the worker's threads)
     if nt <= 1:
