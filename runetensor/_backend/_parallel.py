@@ -12,8 +12,10 @@ By default (no ``set_num_threads`` call, no environment variable) the chunks
 run serially while the load average shows the cores busy with other
 processes: helper threads would be descheduled in the middle of a chunk.
 
-This module is backend-neutral: it only schedules Python callables.  It does
-not change the threads of BLAS (``matmul``), which NumPy's BLAS manages.
+This module is backend-neutral: it only schedules Python callables.  Matrix
+products use it too: ``_blas`` runs the BLAS single-threaded around runetensor's
+own products and splits large ones into blocks on this pool, so the thread
+count set here is also theirs (the user's own NumPy calls keep the BLAS's).
 """
 from __future__ import annotations
 
