@@ -181,10 +181,11 @@ def test_row_blocks_cover_the_rows_and_depend_on_the_shape_only(m, n, k):
         assert m * n * k >= _blas.SPLIT_MNK
         for lo, hi in blocks:
             assert (hi - lo) >= _blas.ROW_MIN and (hi - lo) * n * k >= _blas.BLOCK_MNK
+            assert (hi - lo) >= n * k // _blas.REPACK_ROWS
         for lo, _ in blocks:
             assert lo % _blas.ROW_ALIGN == 0
     else:
-        assert m * n * k < _blas.SPLIT_MNK or m < 2 * _blas.ROW_MIN
+        assert m * n * k < _blas.SPLIT_MNK or m < 2 * max(_blas.ROW_MIN, n * k // _blas.REPACK_ROWS)
     old = rt.get_num_threads()
     try:
         rt.set_num_threads(1)
