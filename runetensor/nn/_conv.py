@@ -234,10 +234,11 @@ _WIDE_CHUNK_BYTES = 3 << 19
 
 
 #: stride-1 convolutions use the flat-row path when a sample's wide output row has at least this many
-#: positions (one thread, one sample's product per call): measured 16->32 channels, batch 32, forward +
-#: backward, 32x32 images (rows of 1088) 24.0 ms against 28.5 ms for the per-sample im2col; 16x16 (rows
-#: of 288) 10.2-10.8 against 9.4 ms; smaller images pay the row's padding and the per-chunk calls
-_WIDE_MIN_ROW = 512
+#: positions.  Measured on one thread, batch 32, 16->32 channels, 3x3, padding 1, forward + both
+#: gradients: 32x32 images (rows of 1088) 19.2 ms against 28.4 ms for the per-sample im2col, 16x16
+#: (rows of 288) 7.1 ms against 14.2 ms; the digits CNN's 1->16 conv on 8x8 (rows of 80, batch 64)
+#: was slower on it (0.32 against 0.20 ms forward): short rows pay their padding and the per-tap calls
+_WIDE_MIN_ROW = 256
 
 
 @functools.lru_cache(maxsize=256)
