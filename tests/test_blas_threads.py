@@ -17,6 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 needs_openblas = pytest.mark.skipif(_blas.controller() is None, reason="NumPy's BLAS is not an OpenBLAS")
 
 
+@pytest.fixture(autouse=True)
+def _own_splitting_always(request, monkeypatch):
+    """The tests of runetensor's own splitting see it for every size (mid-size products otherwise run on the
+    BLAS's threads while the cores are free: tested on its own below)."""
+    if "blas_own_threads" not in request.keywords:
+        monkeypatch.setattr(_blas, "OWN_THREADS_MNK", 0)
+
+
 def _blas_threads() -> int:
     """NumPy's BLAS thread count as threadpoolctl reads it (its library, when several BLAS are loaded)."""
     info = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
@@ -248,3 +256,32 @@ def test_long_blocks_are_threaded_even_on_a_busy_machine(monkeypatch):
     _rt_matmul(a[:1024, :256], a[:256, :256])  # blocks of 2**24 / 2**20 ... a short product
     assert calls[0] is True
     assert calls[1] is (_blas.gemm_plan(1024, 256, 256)[1][0][1] * 256 * 256 >= _blas.BUSY_OK_MNK)
+
+
+@needs_openblas
+@pytest.mark.blas_own_threads
+@pytest.mark.parametrize("busy", [False, True])
+def test_mid_size_products_use_the_blas_threads_only_while_the_cores_are_free(monkeypatch, busy):
+    seen = []
+    real = _blas.parallel_for
+
+    def spy(fn, n, busy_ok=False):
+        seen.append(_blas.controller().get())
+        return real(fn, n, busy_ok)
+
+    monkeypatch.setattr(_blas, "parallel_for", spy)
+    monkeypatch.setattr(_blas, "_machine_busy", lambda: busy)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((128, 784)).astype(np.float32)
+    b = rng.standard_normal((784, 256)).astype(np.float32)
+    assert a.shape[0] * b.shape[1] * a.shape[1] < _blas.OWN_THREADS_MNK
+    with threadpoolctl.threadpool_limits(2, "blas"):
+        got = _rt_matmul(a, b)
+        want = np.matmul(a, b) if not busy else _single_thread_blocks(a, b)
+        assert _blas_threads() == 2
+    assert np.array_equal(got, want)
+    assert seen == ([] if not busy else [1])
+    big = np.ones((1024, 256), np.float32), np.ones((256, 1024), np.float32)
+    assert 1024 * 1024 * 256 >= _blas.OWN_THREADS_MNK
+    _rt_matmul(*big)   # large products always take the shape-only blocks
+    assert seen[-1] == 1

@@ -5,7 +5,13 @@ and its threads spin while they wait for each other.  With other work on the
 cores (a CPU-bound process, another library's threads in this process) a spinning
 thread holds a core its peer needs, and a small GEMM can take 10-100x longer.
 
-So runetensor's own products (:func:`matmul`, :func:`matmul_into`) run the BLAS
+While the cores are free (the load average at most runetensor's thread count), a
+product below :data:`OWN_THREADS_MNK` multiply-adds is NumPy's call as is: the BLAS's
+own threads are the fastest there (a 128x784x256 float32 GEMM: 0.32 ms on OpenBLAS's two
+threads, 0.54 ms on one, 0.60 ms in two blocks on runetensor's pool, whose threads take
+tens of microseconds to wake).  Its last bits then follow the BLAS's thread count, as
+NumPy's do.  Otherwise (larger products, or any product while the cores are busy)
+runetensor's own products (:func:`matmul`, :func:`matmul_into`) run the BLAS
 with one thread and do their own splitting:
 
 - below :data:`SPLIT_MNK` multiply-adds a product is one BLAS call on the calling
@@ -40,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ._parallel import parallel_for
+from ._parallel import _machine_busy, parallel_for
 
 #: each block of a split product does at least this many multiply-adds (about 0.1-0.2 ms on one core):
 #: above OpenBLAS's small-matrix kernel limit (10**6, SkylakeX), so every block runs the GEMM kernel the
@@ -48,6 +54,9 @@ from ._parallel import parallel_for
 BLOCK_MNK = 1 << 22
 #: from this many multiply-adds (all matrices of the product) it is split into blocks for the thread pool
 SPLIT_MNK = 2 * BLOCK_MNK
+#: below this many multiply-adds a product runs on the BLAS's own threads while the cores are free
+#: (see the module's docstring); from it on, always in shape-only blocks with one BLAS thread
+OWN_THREADS_MNK = 1 << 26
 #: row (or column) blocks have at least ROW_MIN rows (fewer make repacking the other operand cost more
 #: than the split gains), a multiple of ROW_ALIGN (the GEMM kernels' unroll), and at most MAX_BLOCKS of them
 ROW_MIN = 128
@@ -269,7 +278,7 @@ def matmul(a: Any, b: Any) -> Any:
             or a.dtype not in _BLAS_DTYPES or a.ndim == 0 or b.ndim == 0:
         return np.matmul(a, b)
     m, n, k = _dims(a, b)
-    if not blas_threaded(m, n, k):
+    if not blas_threaded(m, n, k) or _own_threads(a, b, m * n * k):
         return np.matmul(a, b)
     ctl = controller()
     if ctl is None:
@@ -296,7 +305,8 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
            [3., 3.]])
     """
     m, n, k = _dims(a, b)
-    ctl = controller() if blas_threaded(m, n, k) and a.dtype in _BLAS_DTYPES else None
+    ctl = controller() if blas_threaded(m, n, k) and a.dtype in _BLAS_DTYPES \
+        and not _own_threads(a, b, m * n * k) else None
     if ctl is None:
         np.matmul(a, b, out=out)
         return
@@ -305,6 +315,14 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         _split_into(a, b, out)
     finally:
         _exit(ctl)
+
+
+def _own_threads(a: np.ndarray, b: np.ndarray, mnk: int) -> bool:
+    """Whether the product is left to the BLAS's own threads: below :data:`OWN_THREADS_MNK` multiply-adds
+    while the cores are free."""
+    if a.ndim > 2 or b.ndim > 2:
+        mnk *= _batch(a, b)
+    return mnk < OWN_THREADS_MNK and not _machine_busy()
 
 
 def _batch(a: np.ndarray, b: np.ndarray) -> int:
