@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ._parallel import _machine_busy, parallel_for
+from ._parallel import _machine_busy, get_num_threads, parallel_for
 
 #: each block of a split product does at least this many multiply-adds (about 0.1-0.2 ms on one core):
 #: above OpenBLAS's small-matrix kernel limit (10**6, SkylakeX), so every block runs the GEMM kernel the
@@ -319,10 +319,12 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 def _own_threads(a: np.ndarray, b: np.ndarray, mnk: int) -> bool:
     """Whether the product is left to the BLAS's own threads: below :data:`OWN_THREADS_MNK` multiply-adds
-    while the cores are free."""
+    while the cores are free, and never where runetensor runs single-threaded (``rt.set_num_threads(1)``,
+    a single-threaded Dask worker: there every product takes the shape-only path, so a data-parallel
+    run gives the same bits on any number of workers, busy or not)."""
     if a.ndim > 2 or b.ndim > 2:
         mnk *= _batch(a, b)
-    return mnk < OWN_THREADS_MNK and not _machine_busy()
+    return mnk < OWN_THREADS_MNK and not _machine_busy() and get_num_threads() > 1
 
 
 def _batch(a: np.ndarray, b: np.ndarray) -> int:
