@@ -19,10 +19,10 @@ needs_openblas = pytest.mark.skipif(_blas.controller() is None, reason="NumPy's 
 
 @pytest.fixture(autouse=True)
 def _own_splitting_always(request, monkeypatch):
-    """The tests of runetensor's own splitting see it for every size (mid-size products otherwise run on the
-    BLAS's threads while the cores are free: tested on its own below)."""
+    """The tests of runetensor's own splitting see it whatever the machine's load (while the cores are free,
+    products otherwise run on the BLAS's own threads: tested on its own below)."""
     if "blas_own_threads" not in request.keywords:
-        monkeypatch.setattr(_blas, "OWN_THREADS_MNK", 0)
+        monkeypatch.setattr(_blas, "_own_threads", lambda: False)
 
 
 def _blas_threads() -> int:
@@ -261,7 +261,7 @@ def test_long_blocks_are_threaded_even_on_a_busy_machine(monkeypatch):
 @needs_openblas
 @pytest.mark.blas_own_threads
 @pytest.mark.parametrize("busy", [False, True])
-def test_mid_size_products_use_the_blas_threads_only_while_the_cores_are_free(monkeypatch, busy):
+def test_products_use_the_blas_threads_only_while_the_cores_are_free(monkeypatch, busy):
     seen = []
     real = _blas.parallel_for
 
@@ -274,14 +274,17 @@ def test_mid_size_products_use_the_blas_threads_only_while_the_cores_are_free(mo
     rng = np.random.default_rng(5)
     a = rng.standard_normal((128, 784)).astype(np.float32)
     b = rng.standard_normal((784, 256)).astype(np.float32)
-    assert a.shape[0] * b.shape[1] * a.shape[1] < _blas.OWN_THREADS_MNK
-    with threadpoolctl.threadpool_limits(2, "blas"):
-        got = _rt_matmul(a, b)
-        want = np.matmul(a, b) if not busy else _single_thread_blocks(a, b)
-        assert _blas_threads() == 2
-    assert np.array_equal(got, want)
-    assert seen == ([] if not busy else [1])
-    big = np.ones((1024, 256), np.float32), np.ones((256, 1024), np.float32)
-    assert 1024 * 1024 * 256 >= _blas.OWN_THREADS_MNK
-    _rt_matmul(*big)   # large products always take the shape-only blocks
-    assert seen[-1] == 1
+    old = rt.get_num_threads()
+    try:
+        rt.set_num_threads(2)
+        with threadpoolctl.threadpool_limits(2, "blas"):
+            got = _rt_matmul(a, b)
+            want = np.matmul(a, b) if not busy else _single_thread_blocks(a, b)
+            assert _blas_threads() == 2
+        assert np.array_equal(got, want)
+        assert seen == ([] if not busy else [1])
+        rt.set_num_threads(1)   # single-threaded runetensor: always the shape-only path
+        with threadpoolctl.threadpool_limits(2, "blas"):
+            assert np.array_equal(_rt_matmul(a, b), _single_thread_blocks(a, b))
+    finally:
+        rt.set_num_threads(old)

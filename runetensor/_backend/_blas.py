@@ -1,16 +1,17 @@
-"""How many threads runetensor's matrix products get: BLAS called single-threaded, large GEMMs split by rows.
+"""Threads of runetensor's matrix products: the BLAS's own when the cores are free, else one BLAS thread + blocks.
 
 NumPy's OpenBLAS runs a GEMM above about 64**3 multiply-adds on all its threads,
 and its threads spin while they wait for each other.  With other work on the
 cores (a CPU-bound process, another library's threads in this process) a spinning
 thread holds a core its peer needs, and a small GEMM can take 10-100x longer.
 
-While the cores are free (the load average at most runetensor's thread count), a
-product below :data:`OWN_THREADS_MNK` multiply-adds is NumPy's call as is: the BLAS's
-own threads are the fastest there (a 128x784x256 float32 GEMM: 0.32 ms on OpenBLAS's two
-threads, 0.54 ms on one, 0.60 ms in two blocks on runetensor's pool, whose threads take
-tens of microseconds to wake).  Its last bits then follow the BLAS's thread count, as
-NumPy's do.  Otherwise (larger products, or any product while the cores are busy)
+While the cores are free (the load average at most runetensor's thread count + 0.5)
+and runetensor is not single-threaded, a product is NumPy's call as is: the BLAS's own
+threads are the fastest there (float32 128x784x256: 0.30 ms on OpenBLAS's two threads,
+0.54 ms on one, 0.60 ms in two blocks on runetensor's pool, whose Python threads take
+tens of microseconds to wake; 1024**3: 11 ms against 24 ms in blocks), and its last bits
+follow the BLAS's thread count, as NumPy's do.  While the cores are busy, or with
+``rt.set_num_threads(1)`` and in single-threaded Dask workers,
 runetensor's own products (:func:`matmul`, :func:`matmul_into`) run the BLAS
 with one thread and do their own splitting:
 
@@ -54,9 +55,6 @@ from ._parallel import _machine_busy, get_num_threads, parallel_for
 BLOCK_MNK = 1 << 22
 #: from this many multiply-adds (all matrices of the product) it is split into blocks for the thread pool
 SPLIT_MNK = 2 * BLOCK_MNK
-#: below this many multiply-adds a product runs on the BLAS's own threads while the cores are free
-#: (see the module's docstring); from it on, always in shape-only blocks with one BLAS thread
-OWN_THREADS_MNK = 1 << 26
 #: row (or column) blocks have at least ROW_MIN rows (fewer make repacking the other operand cost more
 #: than the split gains), a multiple of ROW_ALIGN (the GEMM kernels' unroll), and at most MAX_BLOCKS of them
 ROW_MIN = 128
@@ -278,7 +276,7 @@ def matmul(a: Any, b: Any) -> Any:
             or a.dtype not in _BLAS_DTYPES or a.ndim == 0 or b.ndim == 0:
         return np.matmul(a, b)
     m, n, k = _dims(a, b)
-    if not blas_threaded(m, n, k) or _own_threads(a, b, m * n * k):
+    if not blas_threaded(m, n, k) or _own_threads():
         return np.matmul(a, b)
     ctl = controller()
     if ctl is None:
@@ -306,7 +304,7 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """
     m, n, k = _dims(a, b)
     ctl = controller() if blas_threaded(m, n, k) and a.dtype in _BLAS_DTYPES \
-        and not _own_threads(a, b, m * n * k) else None
+        and not _own_threads() else None
     if ctl is None:
         np.matmul(a, b, out=out)
         return
@@ -317,14 +315,12 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         _exit(ctl)
 
 
-def _own_threads(a: np.ndarray, b: np.ndarray, mnk: int) -> bool:
-    """Whether the product is left to the BLAS's own threads: below :data:`OWN_THREADS_MNK` multiply-adds
-    while the cores are free, and never where runetensor runs single-threaded (``rt.set_num_threads(1)``,
-    a single-threaded Dask worker: there every product takes the shape-only path, so a data-parallel
-    run gives the same bits on any number of workers, busy or not)."""
-    if a.ndim > 2 or b.ndim > 2:
-        mnk *= _batch(a, b)
-    return mnk < OWN_THREADS_MNK and not _machine_busy() and get_num_threads() > 1
+def _own_threads() -> bool:
+    """Whether products are left to the BLAS's own threads: while the cores are free, and never where
+    runetensor runs single-threaded (``rt.set_num_threads(1)``, a single-threaded Dask worker: there every
+    product takes the shape-only path, so a data-parallel run gives the same bits on any number of
+    workers, busy or not)."""
+    return not _machine_busy() and get_num_threads() > 1
 
 
 def _batch(a: np.ndarray, b: np.ndarray) -> int:
