@@ -223,6 +223,13 @@ class _Peer:
         self.proc.start()
         child.close()
 
+    def wait_ready(self) -> None:
+        """Until its library is imported (an import takes the cores for seconds: not during a timed call)."""
+        try:
+            self.conn.recv()
+        except (EOFError, OSError):
+            pass
+
     def measure(self, name: str, repeats: int, budget: float
                 ) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
         try:
@@ -244,6 +251,7 @@ class _Peer:
 def _peer_main(conn: Any, lib: str, quick: bool) -> None:
     from .workloads import WORKLOADS
     ctx = Context(quick, [lib])
+    conn.send("ready")
     while True:
         msg = conn.recv()
         if msg is None:
@@ -308,6 +316,8 @@ def run_workloads(names: list[str], quick: bool = False, repeats: int | None = N
             order.append(name)
     ctx = Context(quick, [] if isolate else fws)
     peers = [_Peer(f, quick) for f in fws if _available(f)] if isolate else []
+    for peer in peers:
+        peer.wait_ready()
     reps = repeats or (5 if quick else 15)
     budget = 0.5 if quick else 3.0
     out: list[Result] = []
