@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from . import _dtypes as D
 from ._tensor import Tensor
-from .optim import (GradientTransformation, _check_state, _count, _count_init, _count_next, _flat, _lr,
-                    _lr_at, _mul, _neg, _nonneg, _number, _params, _positive_int, _scaled, _state, _step,
-                    _unflat, _zeros, warmup_cosine_decay_schedule)
+from .optim import (GradientTransformation, _adam_moments, _check_state, _count, _count_init, _count_next,
+                    _flat, _lr, _lr_at, _mul, _neg, _nonneg, _number, _params, _positive_int, _scaled, _state,
+                    _step, _unflat, _zero_moments, _zeros, warmup_cosine_decay_schedule)
 
 __all__ = ["lamb", "radam", "lars", "adan", "adafactor", "scale_by_trust_ratio", "centralize", "add_noise",
            "apply_if_finite", "grads_finite", "piecewise_constant_schedule", "polynomial_schedule",
@@ -172,8 +172,7 @@ def lamb(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6, weight_
     rt = _rt()
 
     def init(params: Any) -> LambState:
-        p, tp = _flat(params, fname, "params")
-        return LambState(_count_init(), _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)))
+        return LambState(_count_init(), *_zero_moments(params, fname))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, LambState]:
         s = _check_state(state, LambState, fname)
@@ -187,8 +186,7 @@ def lamb(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6, weight_
         t = _count_next(count)
         tf = rt.cast(t, D.float64)
         c1, c2 = _bias(tf, b1), _bias(tf, b2)
-        m = [b1 * y + (1.0 - b1) * x for x, y in zip(g, m)]
-        v = [b2 * y + (1.0 - b2) * (x * x) for x, y in zip(g, v)]
+        m, v = _adam_moments(g, m, v, b1, b2)
         u = [_mul(mm, 1.0 / c1) / (rt.sqrt(_mul(vv, 1.0 / c2)) + eps) for mm, vv in zip(m, v)]
         if wd:
             u = [x + wd * y for x, y in zip(u, p)]
@@ -237,8 +235,7 @@ def radam(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, thresh
     rt = _rt()
 
     def init(params: Any) -> RadamState:
-        p, tp = _flat(params, fname, "params")
-        return RadamState(_count_init(), _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)))
+        return RadamState(_count_init(), *_zero_moments(params, fname))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, RadamState]:
         s = _check_state(state, RadamState, fname)
@@ -254,8 +251,7 @@ def radam(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, thresh
         safe = rt.where(ok, rho, rt.full_like(rho, rho_inf))    # r_t only where it is used (no NaN)
         r = rt.sqrt((safe - 4.0) * (safe - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * safe))
         c1, c2 = _bias(tf, b1), 1.0 - b2t
-        m = [b1 * y + (1.0 - b1) * x for x, y in zip(g, m)]
-        v = [b2 * y + (1.0 - b2) * (x * x) for x, y in zip(g, v)]
+        m, v = _adam_moments(g, m, v, b1, b2)
         u = []
         for mm, vv in zip(m, v):
             mh = _mul(mm, 1.0 / c1)

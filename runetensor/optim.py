@@ -232,6 +232,18 @@ def _zeros(leaves: list) -> list:
     return [rt.zeros_like(x) for x in leaves]
 
 
+def _zero_moments(params: Any, fname: str) -> tuple[Any, Any]:
+    """Two trees of zeros shaped as ``params``: the first and second moments of an Adam-like state."""
+    p, tp = _flat(params, fname, "params")
+    return _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p))
+
+
+def _adam_moments(g: list, m: list, v: list, b1: float, b2: float) -> tuple[list, list]:
+    """Adam's moment updates ``m <- b1 m + (1 - b1) g`` and ``v <- b2 v + (1 - b2) g**2``."""
+    return ([b1 * y + (1.0 - b1) * x for x, y in zip(g, m)],
+            [b2 * y + (1.0 - b2) * (x * x) for x, y in zip(g, v)])
+
+
 def _params(params: Any, g: list, tg: Any, fname: str) -> list:
     if params is None:
         raise ValueError(f"{fname}: update needs params when weight_decay is not 0 (update(grads, state, params))")
@@ -347,8 +359,7 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
     rt = _rt()
 
     def init(params: Any) -> AdamState:
-        p, tp = _flat(params, fname, "params")
-        return AdamState(_count_init(), _unflat(tp, _zeros(p)), _unflat(tp, _zeros(p)))
+        return AdamState(_count_init(), *_zero_moments(params, fname))
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, AdamState]:
         s = _check_state(state, AdamState, fname)
@@ -366,8 +377,7 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
         tf = rt.cast(t, D.float64)
         c1 = 1.0 - b1 ** tf
         c2s = rt.sqrt(1.0 - b2 ** tf)
-        m = [b1 * y + (1.0 - b1) * x for x, y in zip(g, m)]
-        v = [b2 * y + (1.0 - b2) * (x * x) for x, y in zip(g, v)]
+        m, v = _adam_moments(g, m, v, b1, b2)
         # PyTorch's form: lr / c1 * m / (sqrt(v) / sqrt(c2) + eps)
         u = [_div(mm, c1) / (_div(rt.sqrt(vv), c2s) + eps) for mm, vv in zip(m, v)]
         if wd and decoupled:
