@@ -28,17 +28,22 @@ def check_values(t: Tensor, check: Callable[[Any, Any], None]) -> None:
         jb = e.backend
         if jb is None or not hasattr(jb, "guard"):
             raise
-        P = jb.parent
-
-        def guard(x: Any) -> None:
-            rr = P.value_range(x)
-            if rr is not None:
-                check(*rr)
-
-        jb.guard(e.handle, guard)
+        jb.guard(e.handle, _range_guard(jb.parent, check))
         return
     if r is not None:
         check(*r)
+    if getattr(be, "mode", None) == "jit":
+        # a tensor the jitted function captured: the program reads it at every call, so it is checked then too
+        be.guard(t._data, _range_guard(be.parent, check))
+
+
+def _range_guard(P: Any, check: Callable[[Any, Any], None]) -> Callable[[Any], None]:
+    """The run-time guard of ``check`` over the parent backend ``P``'s array."""
+    def guard(x: Any) -> None:
+        rr = P.value_range(x)
+        if rr is not None:
+            check(*rr)
+    return guard
 
 
 def check_true(cond: Tensor, error: Callable[[], Exception]) -> None:

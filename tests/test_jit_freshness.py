@@ -344,3 +344,29 @@ def test_python_reads_of_values_computed_from_captured_tensors_raise(cache):
         c[...] = rt.asarray(np.array(cv))
         want = np.where(np.array(cv) > 0, 1.0, -1.0) * sum(cv)
         np.testing.assert_array_equal(N(jf(x)), want)
+
+
+def test_library_value_checks_on_captured_tensors_run_at_every_call():
+    """Ids and labels the jitted function captures are read at each call, so their range checks run then too:
+    a captured id made negative after tracing raises as eagerly instead of wrapping to the last row."""
+    w = rt.asarray(np.arange(15, dtype=np.float32).reshape(5, 3))
+    ids = rt.create(rt.int32, [3], [0, 1, 2])
+    labels = rt.create(rt.int32, [3], [0, 1, 2])
+    emb = rt.jit(lambda w: rt.nn.embedding(ids, w))
+    xent = rt.jit(lambda z: rt.nn.softmax_cross_entropy(z, labels))
+    z = rt.asarray(np.zeros((3, 5), np.float32))
+    np.testing.assert_array_equal(rt.to_numpy(emb(w)), np.arange(15, dtype=np.float32).reshape(5, 3)[:3])
+    xent(z)
+    ids[0] = -1
+    labels[1] = 7
+    with pytest.raises(IndexError, match="-1"):
+        rt.nn.embedding(ids, w)
+    with pytest.raises(IndexError, match="-1"):
+        emb(w)
+    with pytest.raises(Exception) as eager:
+        rt.nn.softmax_cross_entropy(z, labels)
+    with pytest.raises(type(eager.value)):
+        xent(z)
+    ids[0] = 4
+    np.testing.assert_array_equal(rt.to_numpy(emb(w))[0], [12.0, 13.0, 14.0])
+    assert rt.jit_stats(emb)["traces"] == 1
