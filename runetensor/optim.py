@@ -152,6 +152,16 @@ def _lr(lr: Any, fname: str) -> Any:
     return _number(lr, fname, "lr", 0.0, math.inf, hi_open=True)
 
 
+def _check_nonneg(v: Tensor, fname: str, what: str) -> None:
+    """A ``>= 0`` check of the 0-d tensor ``v``'s value (a run-time guard under jit)."""
+
+    def check(lo: Any, hi: Any) -> None:
+        if not lo >= 0:
+            raise ValueError(f"{fname}: {what} must be >= 0, got {lo}")
+
+    check_values(v, check)
+
+
 def _lr_at(lr: Any, count: Any, fname: str) -> Any:
     """The learning rate for the update at ``count``: a Python float or a 0-d tensor."""
     v = lr(count) if callable(lr) and not isinstance(lr, Tensor) else lr
@@ -159,12 +169,7 @@ def _lr_at(lr: Any, count: Any, fname: str) -> Any:
         if v.ndim != 0 or v.dtype.kind not in "fiu":
             raise TypeError(f"{fname}: the learning rate (schedule value) must be a 0-d real tensor or a number, "
                             f"got shape {v.shape} dtype {v.dtype}")
-
-        def check(lo: Any, hi: Any) -> None:
-            if not lo >= 0:
-                raise ValueError(f"{fname}: the learning rate must be >= 0, got {lo}")
-
-        check_values(v, check)
+        _check_nonneg(v, fname, "the learning rate")
         return v
     if isinstance(v, builtins.bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{fname}: the learning rate schedule returned {type(v).__name__} {v!r}; expected a 0-d "
@@ -732,12 +737,7 @@ def _step(count: Any, fname: str) -> Tensor:
         if count.ndim != 0 or count.dtype.kind not in "iuf":
             raise TypeError(f"{fname}: the step count must be a 0-d integer or float tensor, got shape "
                             f"{count.shape} dtype {count.dtype}")
-
-        def check(lo: Any, hi: Any) -> None:
-            if not lo >= 0:
-                raise ValueError(f"{fname}: the step count must be >= 0, got {lo}")
-
-        check_values(count, check)
+        _check_nonneg(count, fname, "the step count")
         return rt.cast(count, D.float64)
     if isinstance(count, builtins.bool) or not isinstance(count, builtins.int) and not hasattr(count, "__index__"):
         raise TypeError(f"{fname}: the step count must be an integer or a 0-d tensor, got {type(count).__name__}")
