@@ -117,8 +117,8 @@ def test_the_users_blas_thread_setting_is_unchanged_after_runetensor_products(us
     assert _blas_threads() == before
 
 
-@needs_openblas
-def test_the_blas_runs_single_threaded_inside_runetensor_products(monkeypatch):
+def _record_blas_threads(monkeypatch):
+    """The BLAS thread count at each of runetensor's parallel_for calls, appended to the list returned."""
     seen = []
     real = _blas.parallel_for
 
@@ -127,6 +127,12 @@ def test_the_blas_runs_single_threaded_inside_runetensor_products(monkeypatch):
         return real(fn, n, busy_ok)
 
     monkeypatch.setattr(_blas, "parallel_for", spy)
+    return seen
+
+
+@needs_openblas
+def test_the_blas_runs_single_threaded_inside_runetensor_products(monkeypatch):
+    seen = _record_blas_threads(monkeypatch)
     a = np.ones((1024, 512), np.float32)
     with threadpoolctl.threadpool_limits(2, "blas"):
         _rt_matmul(a, a.T)
@@ -262,14 +268,7 @@ def test_long_blocks_are_threaded_even_on_a_busy_machine(monkeypatch):
 @pytest.mark.blas_own_threads
 @pytest.mark.parametrize("busy", [False, True])
 def test_products_use_the_blas_threads_only_while_the_cores_are_free(monkeypatch, busy):
-    seen = []
-    real = _blas.parallel_for
-
-    def spy(fn, n, busy_ok=False):
-        seen.append(_blas.controller().get())
-        return real(fn, n, busy_ok)
-
-    monkeypatch.setattr(_blas, "parallel_for", spy)
+    seen = _record_blas_threads(monkeypatch)
     monkeypatch.setattr(_blas, "_machine_busy", lambda: busy)
     rng = np.random.default_rng(5)
     a = rng.standard_normal((128, 784)).astype(np.float32)
