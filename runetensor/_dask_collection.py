@@ -85,9 +85,9 @@ def _dask_tokenize(self: Tensor) -> Any:
 def _finalize(results: Any, fin: Callable, args: tuple, dtype: D.DType) -> Tensor:
     """``dask.compute``'s last step for a tensor: the chunks joined by dask.array's own finalizer, then
     wrapped as a NumPy-backend tensor."""
-    import numpy as np
-    a = np.asarray(fin(results, *args))
-    return wrap(a, dtype, get_backend("numpy"))
+    nb = get_backend("numpy")
+    h, _ = nb.asarray(fin(results, *args), None, None)
+    return wrap(h, dtype, nb)
 
 
 def _rebuild(dsk: Any, rebuild: Callable, state: tuple, dtype: D.DType, rename: Any = None) -> Tensor:
@@ -197,23 +197,19 @@ def _rechunk_method(self: Tensor, chunks: Any) -> Tensor:
 
 def _call_block(*blocks: Any, fn: Callable, dtypes: tuple, out: D.DType, kwargs: dict) -> Any:
     """Runs in the workers: the blocks as NumPy-backend tensors, ``fn``'s result as an ndarray."""
-    import numpy as np
-    from ._backend.numpy_backend import NP_DTYPE
     nb = get_backend("numpy")
-    ts = [wrap(np.asarray(b), d, nb) for b, d in zip(blocks, dtypes)]
+    ts = [wrap(nb.asarray(b, None, None)[0], d, nb) for b, d in zip(blocks, dtypes)]
     r = fn(*ts, **kwargs)
     if isinstance(r, Tensor):
         if r._backend is not nb:
             r = r.to_backend("numpy")
-        if r._dtype is not out:
-            raise TypeError(f"map_blocks: {getattr(fn, '__name__', fn)!r} returned a {r._dtype} block; "
-                            f"expected {out} (pass dtype=)")
-        return np.asarray(r._backend.to_host(r._data))
-    a = np.asarray(r)
-    if a.dtype != NP_DTYPE[out]:
-        raise TypeError(f"map_blocks: {getattr(fn, '__name__', fn)!r} returned a {a.dtype} block; "
+        got, h = r._dtype, r._data
+    else:
+        h, got = nb.asarray(r, None, None)
+    if got is not out:
+        raise TypeError(f"map_blocks: {getattr(fn, '__name__', fn)!r} returned a {got} block; "
                         f"expected {out} (pass dtype=)")
-    return a
+    return nb.to_host(h)
 
 
 def map_blocks(fn: Callable, *tensors: Any, dtype: Any = None, chunks: Any = None, drop_axis: Any = None,
@@ -254,32 +250,27 @@ def map_blocks(fn: Callable, *tensors: Any, dtype: Any = None, chunks: Any = Non
             raise TypeError(f"map_blocks: argument {i} must be a Tensor, got {type(t).__name__} "
                             "(pass other values as keyword arguments)")
         ts.append(t if _is_dask(t) else t.to_backend("dask"))
-    import dask.array as da
-    import numpy as np
-    from ._backend.dask_backend import DaskHandle
-    from ._backend.numpy_backend import NP_DTYPE
+    from ._backend.dask_backend import map_blocks_handle
     dtypes = tuple(t._dtype for t in ts)
     if dtype is None:
         nb = get_backend("numpy")
         probe: Any = None
         for n in (0, 1):  # empty blocks, then one-element blocks (reductions have no empty result)
             try:
-                probe = fn(*(wrap(np.ones((n,) * t.ndim, NP_DTYPE[t._dtype]), t._dtype, nb) for t in ts), **kwargs)
+                probe = fn(*(wrap(nb.full((n,) * t.ndim, 1, t._dtype), t._dtype, nb) for t in ts), **kwargs)
                 break
             except Exception as e:
                 err = e
         else:
             raise TypeError(f"map_blocks: could not find the result dtype by calling {getattr(fn, '__name__', fn)!r} "
                             f"on small blocks ({type(err).__name__}: {err}); pass dtype=") from None
-        out = probe._dtype if isinstance(probe, Tensor) else D.dtype_of(np.asarray(probe).dtype)
+        out = probe._dtype if isinstance(probe, Tensor) else nb.asarray(probe, None, None)[1]
     else:
         out = D.dtype_of(dtype)
-    nd = NP_DTYPE[out]
     name = getattr(fn, "__name__", type(fn).__name__).strip("<>") or "fn"
-    r = da.map_blocks(_call_block, *(_arr(t) for t in ts), fn=fn, dtypes=dtypes, out=out, kwargs=kwargs,
-                      chunks=chunks, drop_axis=drop_axis, new_axis=new_axis, dtype=nd,
-                      token=f"rt-map_blocks-{name}", meta=np.empty((0,) * max(t.ndim for t in ts), nd))
-    return wrap(DaskHandle(r), out, get_backend("dask"))
+    h = map_blocks_handle(_call_block, [_arr(t) for t in ts], out, chunks, drop_axis, new_axis,
+                          f"rt-map_blocks-{name}", fn=fn, dtypes=dtypes, out=out, kwargs=kwargs)
+    return wrap(h, out, get_backend("dask"))
 
 
 # ---------------------------------------------------------------------------------------------

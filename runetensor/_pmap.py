@@ -24,7 +24,6 @@ recomputes lost ones from their lineage.  See ``docs/distributed.md``.
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 import threading
 from typing import Any, Callable
@@ -491,14 +490,4 @@ def pmap(f: Callable, axis_name: Any, in_axes: Any = 0, out_axes: Any = 0, clien
 
 def _traced(args: tuple) -> bool:
     return any(isinstance(x, Tensor) and x._backend.level > 0 for x in tree_flatten(args)[0])
-
-
-def _digest(arr: Any) -> str:
-    """A hash of an array's dtype, shape and bytes (replicated outputs are compared by it)."""
-    import numpy as np
-    a = np.ascontiguousarray(arr)
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{a.dtype.str}{a.shape}".encode())
-    h.update(a.reshape(-1).view(np.uint8).data if a.size else b"")
-    return h.hexdigest()
 

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._autodiff._pytree import tree_flatten, tree_unflatten
-from ._pmap import _BINARY, _Reached, _ShardContext, _digest, _finish, _shard, _split, _tree
+from ._pmap import _BINARY, _Reached, _ShardContext, _finish, _shard, _split, _tree
 
 __all__ = ["run_cluster"]
 
@@ -45,6 +45,15 @@ GROUP = 8
 # ---------------------------------------------------------------------------
 # worker side
 # ---------------------------------------------------------------------------
+def _digest(arr: Any) -> str:
+    """A hash of an array's dtype, shape and bytes (replicated outputs are compared by it)."""
+    a = np.ascontiguousarray(arr)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{a.dtype.str}{a.shape}".encode())
+    h.update(a.reshape(-1).view(np.uint8).data if a.size else b"")
+    return h.hexdigest()
+
+
 def _numpy_backend() -> Any:
     from ._backend import get_backend
     return get_backend("numpy")

@@ -1,6 +1,6 @@
 """The :class:`Tensor` type and the elementwise dispatch every family shares.
 
-A ``Tensor`` is a strided view over a flat buffer owned by a backend.  It holds
+A ``Tensor`` is a strided view over a flat buffer that a backend holds.  It holds
 three things: the backend's handle (``_data``: for the NumPy backend, an
 ``ndarray`` view that already carries shape, strides and offset), the
 runetensor :class:`DType` and the backend.  Creating one is a few attribute

@@ -1182,3 +1182,13 @@ def _registered(name: str) -> Backend:
 
 
 dask_backend = DaskBackend()
+
+
+def map_blocks_handle(block_fn: Any, arrays: list, block_dtype: Any, chunks: Any, drop_axis: Any, new_axis: Any,
+                      token: str, **kwargs: Any) -> "DaskHandle":
+    """``rt.map_blocks``'s graph: ``block_fn(*blocks, **kwargs)`` over the matching blocks of the dask
+    ``arrays``, each result block of ``block_dtype`` (a runetensor dtype), lazily."""
+    nd = NP_DTYPE[block_dtype]
+    r = da.map_blocks(block_fn, *arrays, chunks=chunks, drop_axis=drop_axis, new_axis=new_axis, dtype=nd,
+                      token=token, meta=np.empty((0,) * max(a.ndim for a in arrays), nd), **kwargs)
+    return DaskHandle(r)
