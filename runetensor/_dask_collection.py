@@ -48,6 +48,10 @@ def _require_dask(t: Any, fname: str) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{fname}: expected a Tensor, got {type(t).__name__}")
     if not _is_dask(t):
+        if t._backend.level > 0:
+            raise TypeError(f"{fname}: inside rt.grad, rt.vmap or rt.jit ({t._backend.name}) a tensor's chunks are "
+                            f"not in the transformation's hands (they are how the Dask backend stores values, not "
+                            f"values); call {fname} on the Dask tensor before or after the transformed function")
         raise TypeError(f"{fname}: expected a tensor of the dask backend, got one of the {t._backend.name} "
                         f"backend; move it first with t.to_backend('dask', chunks=...)")
     return t

@@ -414,3 +414,13 @@ def test_workers_compute_with_their_own_threads(client):
 
     assert client.submit(inside, pure=False).result(timeout=60) == 1  # the worker was given one thread
     assert rt.get_num_threads() >= 1  # (outside a worker: unchanged)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "jit"])
+def test_rechunk_inside_a_transformation_says_why_it_cannot(transform):
+    x = rt.asarray(np.arange(8.0), backend="dask", chunks=4)
+    f = lambda t: rt.sum(rt.rechunk(t, 2) * t)  # noqa: E731
+    run = {"grad": lambda: rt.grad(f)(x), "jit": lambda: rt.jit(f)(x),
+           "vmap": lambda: rt.vmap(f)(rt.reshape(x, [2, 4]))}[transform]
+    with pytest.raises(TypeError, match="rechunk: inside rt.grad, rt.vmap or rt.jit"):
+        run()
