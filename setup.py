@@ -15,4 +15,7 @@ setup(ext_modules=[Extension("runetensor._backend._kernels", ["runetensor/_backe
                              extra_compile_args=_ARGS, optional=True),
                    # rt.jit's kernel caller (without it, ctypes calls the kernels: slower per call)
                    Extension("runetensor._backend._jitcall", ["runetensor/_backend/_jitcall.c"],
+                             extra_compile_args=_ARGS, optional=True),
+                   # Tensor's operators on small NumPy tensors in C (without it, the Python methods run)
+                   Extension("runetensor._backend._dispatch", ["runetensor/_backend/_dispatch.c"],
                              extra_compile_args=_ARGS, optional=True)])

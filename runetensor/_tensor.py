@@ -649,3 +649,21 @@ for _dunder, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv",
 for _dunder, _op in (("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"), ("ne", "ne")):
     setattr(Tensor, f"__{_dunder}__", _binary_dunder(_op, f"__{_dunder}__", False))
 del _dunder, _op
+
+
+def _install_c_operators() -> None:
+    """The common cases of the operators above in C (``runetensor/_backend/_fastops.py``: two tensors of
+    one plain NumPy dtype, or a tensor and a Python number it keeps, small); the Python methods stay
+    the fallback for everything else, and the path when the extension is not built."""
+    from ._backend import _fastops
+    ops: list[tuple[str, str, Any, str, bool, bool]] = []
+    for op, (prim, to_bool, kinds) in _SHORTCUT.items():
+        res = _bool if to_bool else None
+        ops.append((f"__{op}__", prim, res, kinds, False, False))
+        if not to_bool:
+            ops.append((f"__r{op}__", prim, res, kinds, True, False))
+    ops.append(("__neg__", "neg", None, "fiu", False, True))
+    _fastops.install(Tensor, ops)
+
+
+_install_c_operators()

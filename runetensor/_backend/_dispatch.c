@@ -1,0 +1,394 @@
+/*
+ * Optional per-call fast path of Tensor's operators (runetensor._backend._dispatch).
+ *
+ * `a + b`, `a * 2.0`, `-a`, `a < b`... on small tensors spend most of their time in Python: the
+ * dunder, the backend's `binary`, its dtype and size checks, the result's construction.  This module
+ * makes method descriptors (installed on Tensor by runetensor/_fastdispatch.py) that handle the
+ * common case in C and hand everything else to the Python method they replace, unchanged:
+ *
+ *   - `self` (and a tensor operand) of exactly type Tensor, on the NumPy backend object itself,
+ *     whose handle is exactly an ndarray of fewer than `fast_min` elements (larger ones take the
+ *     backend's threaded fast paths);
+ *   - a tensor operand of the very same DType, or an exact Python float / int that the dtype
+ *     absorbs, the dtype being one of the op's list (plain NumPy dtypes: the installer leaves out
+ *     bool, complex, float16 and the ml_dtypes formats);
+ *   - nothing patched: Tensor's `_data`/`_dtype`/`_backend` slots are the plain member slots (an
+ *     rt.jit trace replaces `_backend` while it runs), and the backend's `binary`/`unary` are its
+ *     class's (rt.debug_nans puts wrappers on the instance).
+ *
+ * Then it calls the ufunc the Python path calls (np.add, np.true_divide for float division,
+ * np.negative...) and builds the result Tensor: the same object the Python path returns.  A ufunc
+ * that raises TypeError, ValueError or OverflowError (a shape mismatch, an int out of range) goes to
+ * the Python method, which words the error; anything else propagates, as in the Python path.
+ *
+ * No NumPy C API: the ndarray's size is read from its object header (`nd`, `dimensions`, the layout
+ * NumPy has documented since 1.7), and `setup` checks that layout on a probe array first; if the
+ * check fails, nothing is installed.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+/* the head of NumPy's PyArrayObject_fields */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+} ArrayHead;
+
+#define NOPS 16
+#define MAXDT 16
+
+typedef struct {
+    PyObject *ufunc;     /* the ufunc the Python path calls */
+    PyObject *fallback;  /* the Python method this replaces: fallback(self, *args) */
+    PyObject *result;    /* the result's DType, or NULL: the operand's */
+    int reflected;       /* scalar op self: ufunc(other, self) */
+    int unary;
+    int nsame, nfloat, nint;
+    PyObject *same[MAXDT], *flt[MAXDT], *integer[MAXDT];  /* DTypes allowed per operand kind */
+} OpSpec;
+
+static OpSpec OPS[NOPS];
+static int nops = 0;
+
+static PyTypeObject *tensor_type = NULL;
+static PyTypeObject *ndarray_type = NULL;
+static PyObject *np_backend = NULL, *asarray = NULL;
+static PyObject *slot_data = NULL, *slot_dtype = NULL, *slot_backend = NULL;
+static PyObject *meth_binary = NULL, *meth_unary = NULL;
+static PyObject *s_data, *s_dtype, *s_backend, *s_binary, *s_unary;
+static Py_ssize_t off_data, off_dtype, off_backend;
+static Py_ssize_t fast_min = 0;
+static unsigned int tensor_tag = 0, backend_tag = 0;
+static int ready = 0;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* True when nothing the fast path skips has been patched since the last check. */
+static int env_ok(void)
+{
+    PyTypeObject *bt = Py_TYPE(np_backend);
+    if (tensor_tag == 0 || tensor_type->tp_version_tag != tensor_tag || bt->tp_version_tag != backend_tag) {
+        /* a type changed (or its version tag was dropped): check the attributes again */
+        if (_PyType_Lookup(tensor_type, s_data) != slot_data || _PyType_Lookup(tensor_type, s_dtype) != slot_dtype ||
+            _PyType_Lookup(tensor_type, s_backend) != slot_backend || _PyType_Lookup(bt, s_binary) != meth_binary ||
+            _PyType_Lookup(bt, s_unary) != meth_unary)
+            return 0;
+        if (!(tensor_type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || !(bt->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
+            tensor_tag = 0;  /* no tag to remember: check every time */
+        } else {
+            tensor_tag = tensor_type->tp_version_tag;
+            backend_tag = bt->tp_version_tag;
+        }
+    }
+    PyObject **dp = _PyObject_GetDictPtr(np_backend);
+    if (dp != NULL && *dp != NULL) {
+        if (PyDict_GetItemWithError(*dp, s_binary) != NULL || PyDict_GetItemWithError(*dp, s_unary) != NULL)
+            return 0;
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int small_array(PyObject *a)
+{
+    if (Py_TYPE(a) != ndarray_type)
+        return 0;
+    ArrayHead *h = (ArrayHead *)a;
+    Py_ssize_t n = 1;
+    for (int i = 0; i < h->nd; i++) {
+        n *= h->dimensions[i];
+        if (n >= fast_min)
+            return 0;
+    }
+    return 1;
+}
+
+static int allowed(PyObject *const *list, int n, PyObject *dt)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == dt)
+            return 1;
+    return 0;
+}
+
+static PyObject *fallback(OpSpec *s, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *small[4], **argv = small;
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (total + 1 > 4) {
+        argv = PyMem_Malloc(sizeof(PyObject *) * (size_t)(total + 1));
+        if (argv == NULL)
+            return PyErr_NoMemory();
+    }
+    argv[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++)
+        argv[i + 1] = args[i];
+    PyObject *r = PyObject_Vectorcall(s->fallback, argv, (size_t)nargs + 1, kwnames);
+    if (argv != small)
+        PyMem_Free(argv);
+    return r;
+}
+
+static PyObject *make_tensor(PyObject *r, PyObject *dtype)
+{
+    if (Py_TYPE(r) != ndarray_type) {  /* a 0-d result is a NumPy scalar: a 0-d array, as the Python path */
+        PyObject *a = PyObject_CallOneArg(asarray, r);
+        Py_DECREF(r);
+        if (a == NULL)
+            return NULL;
+        r = a;
+    }
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    SLOT(t, off_data) = r;  /* the reference of r moves into the slot */
+    Py_INCREF(dtype);
+    SLOT(t, off_dtype) = dtype;
+    Py_INCREF(np_backend);
+    SLOT(t, off_backend) = np_backend;
+    return t;
+}
+
+static PyObject *run(int i, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    OpSpec *s = &OPS[i];
+    if (Py_TYPE(self) != tensor_type || nargs != (s->unary ? 0 : 1) || kwnames != NULL || !env_ok())
+        return fallback(s, self, args, nargs, kwnames);
+    PyObject *sd = SLOT(self, off_data), *sdt = SLOT(self, off_dtype);
+    if (sd == NULL || sdt == NULL || SLOT(self, off_backend) != np_backend || !small_array(sd))
+        return fallback(s, self, args, nargs, kwnames);
+    PyObject *r;
+    if (s->unary) {
+        if (!allowed(s->same, s->nsame, sdt))
+            return fallback(s, self, args, nargs, kwnames);
+        r = PyObject_CallOneArg(s->ufunc, sd);
+    } else {
+        PyObject *o = args[0], *argv[2];
+        PyTypeObject *ot = Py_TYPE(o);
+        if (ot == tensor_type && !s->reflected) {
+            PyObject *od = SLOT(o, off_data);
+            if (od == NULL || SLOT(o, off_dtype) != sdt || SLOT(o, off_backend) != np_backend || !small_array(od) ||
+                !allowed(s->same, s->nsame, sdt))
+                return fallback(s, self, args, nargs, kwnames);
+            o = od;
+        } else if (ot == &PyFloat_Type) {
+            if (!allowed(s->flt, s->nfloat, sdt))
+                return fallback(s, self, args, nargs, kwnames);
+        } else if (ot == &PyLong_Type) {
+            if (!allowed(s->integer, s->nint, sdt))
+                return fallback(s, self, args, nargs, kwnames);
+        } else {
+            return fallback(s, self, args, nargs, kwnames);
+        }
+        if (s->reflected) {
+            argv[0] = o;
+            argv[1] = sd;
+        } else {
+            argv[0] = sd;
+            argv[1] = o;
+        }
+        r = PyObject_Vectorcall(s->ufunc, argv, 2, NULL);
+    }
+    if (r == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
+            PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            return fallback(s, self, args, nargs, kwnames);  /* the Python path words the error */
+        }
+        return NULL;
+    }
+    return make_tensor(r, s->result ? s->result : sdt);
+}
+
+#define OPFN(k) \
+    static PyObject *op_##k(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    { return run(k, self, args, nargs, kw); }
+OPFN(0) OPFN(1) OPFN(2) OPFN(3) OPFN(4) OPFN(5) OPFN(6) OPFN(7)
+OPFN(8) OPFN(9) OPFN(10) OPFN(11) OPFN(12) OPFN(13) OPFN(14) OPFN(15)
+
+static PyMethodDef OPDEFS[NOPS];
+static _PyCFunctionFastWithKeywords OPFNS[NOPS] = {op_0, op_1, op_2, op_3, op_4, op_5, op_6, op_7,
+                                      op_8, op_9, op_10, op_11, op_12, op_13, op_14, op_15};
+
+static int fill(PyObject **dst, int *n, PyObject *seq)
+{
+    PyObject *t = PySequence_Tuple(seq);
+    if (t == NULL)
+        return -1;
+    Py_ssize_t k = PyTuple_GET_SIZE(t);
+    if (k > MAXDT) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_ValueError, "_dispatch.add_op: too many dtypes");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        dst[i] = PyTuple_GET_ITEM(t, i);
+        Py_INCREF(dst[i]);
+    }
+    *n = (int)k;
+    Py_DECREF(t);
+    return 0;
+}
+
+static Py_ssize_t member_offset(PyObject *d)
+{
+    if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.setup: expected the member descriptors of Tensor's slots");
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX || (m->flags & READONLY)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.setup: a slot is not a plain object slot");
+        return -1;
+    }
+    return m->offset;
+}
+
+/* setup(Tensor, ndarray, probe, backend, asarray, fast_min): check the layouts, remember the objects. */
+static PyObject *setup(PyObject *mod, PyObject *args)
+{
+    PyObject *tt, *nt, *probe, *be, *asa;
+    Py_ssize_t fm;
+    (void)mod;
+    if (ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: already set up");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!OOOn", &PyType_Type, &tt, &PyType_Type, &nt, &probe, &be, &asa, &fm))
+        return NULL;
+    /* the probe is np.empty((2, 3, 5), np.int8)[:, ::2]: nd 3, dimensions (2, 2, 5), strides (15, 10, 1) */
+    if (Py_TYPE(probe) != (PyTypeObject *)nt) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.setup: the probe must be an ndarray");
+        return NULL;
+    }
+    ArrayHead *h = (ArrayHead *)probe;
+    if (h->nd != 3 || h->dimensions[0] != 2 || h->dimensions[1] != 2 || h->dimensions[2] != 5 ||
+        h->strides[0] != 15 || h->strides[1] != 10 || h->strides[2] != 1) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: this NumPy's array layout is not the one expected");
+        return NULL;
+    }
+    PyObject *d = PyObject_GetAttr(tt, s_data), *dt = PyObject_GetAttr(tt, s_dtype);
+    PyObject *db = PyObject_GetAttr(tt, s_backend);
+    PyObject *mb = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_binary);
+    PyObject *mu = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_unary);
+    if (!d || !dt || !db || !mb || !mu)
+        goto fail;
+    off_data = member_offset(d);
+    off_dtype = member_offset(dt);
+    off_backend = member_offset(db);
+    if (off_data < 0 || off_dtype < 0 || off_backend < 0)
+        goto fail;
+    /* identities as _PyType_Lookup sees them (borrowed there; we hold our own references) */
+    if (_PyType_Lookup((PyTypeObject *)tt, s_data) != d || _PyType_Lookup((PyTypeObject *)tt, s_backend) != db ||
+        _PyType_Lookup(Py_TYPE(be), s_binary) != mb || _PyType_Lookup(Py_TYPE(be), s_unary) != mu) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: Tensor or the backend is patched");
+        goto fail;
+    }
+    slot_data = d;
+    slot_dtype = dt;
+    slot_backend = db;
+    meth_binary = mb;
+    meth_unary = mu;
+    Py_INCREF(tt);
+    tensor_type = (PyTypeObject *)tt;
+    Py_INCREF(nt);
+    ndarray_type = (PyTypeObject *)nt;
+    Py_INCREF(be);
+    np_backend = be;
+    Py_INCREF(asa);
+    asarray = asa;
+    fast_min = fm;
+    tensor_tag = 0;
+    ready = 1;
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(d);
+    Py_XDECREF(dt);
+    Py_XDECREF(db);
+    Py_XDECREF(mb);
+    Py_XDECREF(mu);
+    return NULL;
+}
+
+/* add_op(name, ufunc, fallback, result_dtype_or_None, reflected, unary, same, floats, ints) -> descriptor */
+static PyObject *add_op(PyObject *mod, PyObject *args)
+{
+    const char *name;
+    PyObject *uf, *fb, *res, *same, *flt, *ints;
+    int refl, un;
+    (void)mod;
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.add_op: call setup first");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "sOOOppOOO", &name, &uf, &fb, &res, &refl, &un, &same, &flt, &ints))
+        return NULL;
+    if (nops >= NOPS) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch.add_op: no room for another operator");
+        return NULL;
+    }
+    OpSpec *s = &OPS[nops];
+    memset(s, 0, sizeof(*s));
+    if (fill(s->same, &s->nsame, same) < 0 || fill(s->flt, &s->nfloat, flt) < 0 || fill(s->integer, &s->nint, ints) < 0)
+        return NULL;
+    Py_INCREF(uf);
+    s->ufunc = uf;
+    Py_INCREF(fb);
+    s->fallback = fb;
+    if (res != Py_None) {
+        Py_INCREF(res);
+        s->result = res;
+    }
+    s->reflected = refl;
+    s->unary = un;
+    PyMethodDef *m = &OPDEFS[nops];
+    char *nm = PyMem_Malloc(strlen(name) + 1);  /* kept for the descriptor's lifetime (the process) */
+    if (nm == NULL)
+        return PyErr_NoMemory();
+    strcpy(nm, name);
+    m->ml_name = nm;
+    m->ml_meth = (PyCFunction)(void (*)(void))OPFNS[nops];
+    m->ml_flags = METH_FASTCALL | METH_KEYWORDS;
+    m->ml_doc = NULL;
+    PyObject *descr = PyDescr_NewMethod(tensor_type, m);
+    if (descr == NULL)
+        return NULL;
+    nops++;
+    return descr;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS,
+     "setup(Tensor, ndarray, probe, backend, asarray, fast_min): check the array layout on the probe and "
+     "remember the objects the fast path compares with"},
+    {"add_op", add_op, METH_VARARGS,
+     "add_op(name, ufunc, fallback, result_dtype, reflected, unary, same, floats, ints): a method descriptor of "
+     "Tensor running ufunc in C in the common cases and fallback(self, *args) otherwise"},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "_dispatch", "C fast path of Tensor's operators on small NumPy tensors.", -1, methods
+};
+
+PyMODINIT_FUNC PyInit__dispatch(void)
+{
+    s_data = PyUnicode_InternFromString("_data");
+    s_dtype = PyUnicode_InternFromString("_dtype");
+    s_backend = PyUnicode_InternFromString("_backend");
+    s_binary = PyUnicode_InternFromString("binary");
+    s_unary = PyUnicode_InternFromString("unary");
+    if (!s_data || !s_dtype || !s_backend || !s_binary || !s_unary)
+        return NULL;
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,104 @@
+"""Tensor's operators in C for small NumPy tensors (the optional ``_dispatch`` extension).
+
+``install`` replaces ``Tensor.__add__``, ``__mul__``, ``__neg__``, ``__lt__``... by method
+descriptors of ``runetensor/_backend/_dispatch.c``: on two tensors of one plain NumPy dtype (or a
+tensor and a Python float/int its dtype keeps), both on this backend, with fewer than
+``numpy_backend._FAST_MIN`` elements, they call the ufunc that ``NumpyBackend.binary`` /
+``unary`` would call and build the result ``Tensor`` in C; every other call goes to the Python
+method they replace (kept in :data:`PYTHON`), which therefore decides every error and every other
+case.  The dtypes are the ones whose ops the backend hands straight to a NumPy ufunc: float32,
+float64 and the integer dtypes (bool, complex, float16, bfloat16/float8 and int4 take the Python
+path).
+
+Without the compiled module, or with ``RUNETENSOR_C_DISPATCH=0`` in the environment at import, the
+Python methods stay (same results).  ``set_enabled(False)`` / ``set_enabled(True)`` switch between
+the two at run time (the tests compare them).
+
+>>> import runetensor as rt
+>>> from runetensor._backend import _fastops
+>>> a = rt.asarray([1.0, 2.0])
+>>> on = _fastops.ENABLED
+>>> _fastops.set_enabled(False); (a + a).tolist()
+[2.0, 4.0]
+>>> _fastops.set_enabled(on); (a + a).tolist()
+[2.0, 4.0]
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from .numpy_backend import _BINARY, _FAST_MIN, _FLOAT_UFUNC, _UNARY, NP_DTYPE, numpy_backend
+
+try:
+    from . import _dispatch  # type: ignore[attr-defined]
+except ImportError:  # not built (no compiler): the Python methods stay
+    _dispatch = None
+
+#: the Python methods the C descriptors replace (name -> function), filled by ``install``
+PYTHON: dict[str, Callable[..., Any]] = {}
+#: the C descriptors (name -> descriptor)
+_C: dict[str, Any] = {}
+#: whether Tensor's operators are the C descriptors now
+ENABLED = False
+_TENSOR: list[Any] = []
+
+#: NumPy dtypes whose elementwise ops the backend hands straight to a ufunc (for small operands)
+_PLAIN = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+                                         np.uint8, np.uint16, np.uint32, np.uint64))
+
+
+def _ufunc(prim: str, unary: bool) -> tuple[Any, str] | None:
+    """The ufunc the backend calls for ``prim`` on small plain operands, and the kinds it holds for."""
+    if unary:
+        fn = _UNARY.get(prim)
+        return (fn, "fiu") if isinstance(fn, np.ufunc) else None
+    fn = _BINARY.get(prim)
+    if isinstance(fn, np.ufunc):
+        return fn, "fiu"
+    fn = _FLOAT_UFUNC.get(prim)
+    return (fn, "f") if isinstance(fn, np.ufunc) else None
+
+
+def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> bool:
+    """Put the C descriptors on ``tensor`` for ``ops``: ``(method name, contract op, result DType or None
+    (the operand's), dtype kinds of the fast case, reflected, unary)``.  Returns whether they are on.
+
+    A method whose op has no plain ufunc keeps its Python function."""
+    global ENABLED
+    if _dispatch is None or _TENSOR or os.environ.get("RUNETENSOR_C_DISPATCH", "1") == "0":
+        return False
+    try:
+        _dispatch.setup(tensor, np.ndarray, np.empty((2, 3, 5), np.int8)[:, ::2], numpy_backend,
+                        np.asarray, _FAST_MIN)
+    except (RuntimeError, TypeError):  # an unexpected array layout or patched classes: stay in Python
+        return False
+    _TENSOR.append(tensor)
+    plain = [(rt_d, nd.kind) for rt_d, nd in NP_DTYPE.items() if nd in _PLAIN]
+    for name, prim, result, kinds, reflected, unary in ops:
+        found = _ufunc(prim, unary)
+        fn = tensor.__dict__.get(name)
+        if found is None or fn is None:
+            continue
+        uf, uk = found
+        ok = [(d, k) for d, k in plain if k in kinds and k in uk]
+        same = () if reflected else tuple(d for d, _ in ok)
+        floats = () if unary else tuple(d for d, k in ok if k == "f")
+        ints = () if unary else tuple(d for d, _ in ok)
+        PYTHON[name] = fn
+        _C[name] = _dispatch.add_op(name, uf, fn, result, reflected, unary, same, floats, ints)
+    set_enabled(True)
+    return True
+
+
+def set_enabled(on: bool) -> None:
+    """Tensor's operators in C (``True``, if installed) or the Python methods (``False``)."""
+    global ENABLED
+    if not _TENSOR:
+        return
+    src = _C if on else PYTHON
+    for name, m in src.items():
+        type.__setattr__(_TENSOR[0], name, m)
+    ENABLED = bool(on) and bool(_C)

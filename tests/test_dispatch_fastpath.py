@@ -1,0 +1,244 @@
+"""Tensor's operators in C (runetensor/_backend/_dispatch.c) give exactly what the Python methods give.
+
+Every case runs twice: with the C descriptors installed and with the Python methods
+(``_fastops.set_enabled(False)``), and compares the result's type, DType, shape and bytes, or the
+exception's type and message.  Values are also checked against NumPy where the case is plain.
+"""
+import operator
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import runetensor as rt
+from runetensor._backend import _fastops
+
+pytestmark = pytest.mark.skipif(not _fastops._C, reason="the _dispatch extension is not built")
+
+_BINOPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.lt, operator.le,
+           operator.gt, operator.ge, operator.eq, operator.ne]
+_DTYPES = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "bool", "float16", "bfloat16", "complex64", "complex128", "float8_e4m3", "int4"]
+
+
+def _outcome(fn, *args):
+    """What ``fn(*args)`` gives: ("ok", type, dtype, shape, bytes) or ("raise", type, message)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = fn(*args)
+        except Exception as e:  # noqa: BLE001 - the comparison is the point
+            return ("raise", type(e), str(e))
+    if not isinstance(r, rt.Tensor):
+        return ("ok", type(r), r)
+    h = r._data
+    return ("ok", type(r), r.dtype, r.shape, type(h), h.dtype, np.ascontiguousarray(h).tobytes())
+
+
+def _both(fn, *args):
+    _fastops.set_enabled(False)
+    try:
+        py = _outcome(fn, *args)
+    finally:
+        _fastops.set_enabled(True)
+    c = _outcome(fn, *args)
+    return c, py
+
+
+def _same(fn, *args):
+    c, py = _both(fn, *args)
+    return c == py
+
+
+def _tensor(dtype, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    vals = rng.integers(-3, 4, size=shape).astype(np.float64) * 0.75
+    if dtype == "bool":
+        vals = vals > 0
+    elif dtype.startswith("uint") or dtype == "int4":
+        vals = np.abs(vals).round()
+    elif dtype.startswith("int"):
+        vals = vals.round()
+    return rt.asarray(vals, dtype=getattr(rt, dtype))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("op", _BINOPS, ids=lambda f: f.__name__)
+def test_tensor_tensor_matches_python_path(op, dtype):
+    for sa, sb in [((8,), (8,)), ((), ()), ((3, 4), (4,)), ((0,), (0,)), ((2, 3), (3, 2)), ((5,), ())]:
+        a, b = _tensor(dtype, sa, 1), _tensor(dtype, sb, 2)
+        c, py = _both(op, a, b)
+        assert c == py, (op, dtype, sa, sb)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("op", _BINOPS, ids=lambda f: f.__name__)
+def test_tensor_scalar_matches_python_path(op, dtype):
+    a = _tensor(dtype, (7,), 3)
+    for s in [2.0, -0.5, 3, -1, 0, 0.0, True, 1000, 2 ** 70, float("nan"), float("inf"), 1 + 2j]:
+        assert _same(op, a, s), (op, dtype, s)
+        assert _same(op, s, a), (op, dtype, s)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_negation_matches_python_path(dtype):
+    for shape in [(8,), (), (2, 0), (3, 4)]:
+        c, py = _both(operator.neg, _tensor(dtype, shape, 4))
+        assert c == py, (dtype, shape)
+
+
+def test_mixed_dtypes_and_other_operands_take_the_python_path():
+    a32, a64, ai = _tensor("float32", (6,)), _tensor("float64", (6,)), _tensor("int32", (6,))
+    arr = np.arange(6, dtype=np.float32)
+    for op in _BINOPS:
+        for x, y in [(a32, a64), (ai, a32), (a32, arr), (arr, a32), (a32, [1, 2, 3, 4, 5, 6]), (a32, "x"),
+                     (a32, None), (a32, np.float32(2)), (a32, np.int64(2))]:
+            c, py = _both(op, x, y)
+            assert c == py, (op, x, y)
+
+
+def test_views_readonly_and_large_tensors_match():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ro = np.frombuffer(np.arange(8, dtype=np.float64).tobytes(), dtype=np.float64)  # read-only
+    t = rt.asarray(base)
+    big = rt.asarray(np.ones(1 << 18, np.float32))
+    cases = [(t[:, ::2], t[:, 1::2]), (t.T, t.T), (rt.asarray(ro), rt.asarray(ro)), (big, big), (big, 2.0)]
+    for x, y in cases:
+        for op in (operator.add, operator.mul, operator.truediv, operator.lt):
+            c, py = _both(op, x, y)
+            assert c == py
+    assert (t[:, ::2] + t[:, 1::2]).tolist() == (base[:, ::2] + base[:, 1::2]).tolist()
+
+
+def test_values_equal_numpy():
+    a = np.array([1.5, -2.0, 0.0, 7.25], np.float32)
+    b = np.array([0.5, 4.0, -1.0, 2.0], np.float32)
+    ra, rb = rt.asarray(a), rt.asarray(b)
+    for op in _BINOPS:
+        r = op(ra, rb)
+        ref = op(a, b)
+        assert r.dtype == (rt.bool if ref.dtype == bool else rt.float32)
+        np.testing.assert_array_equal(rt.to_numpy(r), ref)
+    np.testing.assert_array_equal(rt.to_numpy(-ra), -a)
+    np.testing.assert_array_equal(rt.to_numpy(2.0 - ra), 2.0 - a)
+    np.testing.assert_array_equal(rt.to_numpy(3 / rb), np.float32(3) / b)
+
+
+def test_errors_are_the_python_paths():
+    a, b = _tensor("float32", (3,)), _tensor("float32", (4,))
+    with pytest.raises(ValueError, match="__add__"):
+        a + b
+    i8 = _tensor("int8", (3,))
+    with pytest.raises(ValueError, match="out of range"):
+        i8 + 1000
+    with pytest.raises(TypeError):
+        a.__add__(b, b)
+    with pytest.raises(TypeError):
+        a.__neg__(1)
+    assert _same(lambda x, y: x.__add__(other=y), a, a)  # keywords reach the Python method
+    assert _same(lambda x, y: x.__add__(other=y), a, b)
+    assert _same(lambda x, y: x.__add__(y, y), a, a)
+    assert _same(lambda x: x.__neg__(1), a)
+    c, py = _both(operator.add, a, "x")
+    assert c == py and c[0] == "raise"
+
+
+class _Sub(rt.Tensor):
+    __slots__ = ()
+
+
+def test_subclasses_match_python_path():
+    a = _tensor("float32", (5,))
+    s = object.__new__(_Sub)
+    s._data, s._dtype, s._backend = a._data, a._dtype, a._backend
+    for op in _BINOPS:
+        c, py = _both(op, s, a)
+        assert c == py
+        c, py = _both(op, a, s)
+        assert c == py
+    c, py = _both(operator.neg, s)
+    assert c == py
+
+
+def test_debug_nans_wrappers_still_run():
+    a = rt.asarray(np.array([0.0, 1.0], np.float32))
+    with rt.debug_nans():
+        with pytest.raises(FloatingPointError):
+            a / a
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isnan(rt.to_numpy(a / a)[0])
+
+
+def test_jit_captured_tensor_read_at_each_call():
+    c = rt.asarray(np.array([1.0, 2.0], np.float32))
+    f = rt.jit(lambda x: x + c * 2.0)
+    x = rt.asarray(np.zeros(2, np.float32))
+    assert f(x).tolist() == [2.0, 4.0]
+    c[...] = rt.asarray(np.array([5.0, 6.0], np.float32))
+    assert f(x).tolist() == [10.0, 12.0]
+    assert (c * 2.0).tolist() == [10.0, 12.0]  # outside the trace: the C path again
+
+
+def test_grad_through_operators():
+    x = rt.asarray(np.array([1.0, -2.0, 3.0], np.float32))
+    g = rt.grad(lambda t: rt.sum(t * t - 2.0 * t + t / 4.0))(x)
+    np.testing.assert_allclose(rt.to_numpy(g), 2 * np.array([1.0, -2.0, 3.0]) - 2.0 + 0.25, rtol=1e-6)
+
+
+def test_patching_the_class_is_seen():
+    a = _tensor("float32", (3,))
+    calls = []
+    be = type(a._backend)
+    orig = be.binary
+
+    def spy(self, op, x, y, out=None):
+        calls.append(op)
+        return orig(self, op, x, y, out)
+    be.binary = spy
+    try:
+        a + a
+    finally:
+        be.binary = orig
+    assert calls == ["add"]
+    a + a  # back on the C path
+    assert calls == ["add"]
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=0, max_size=9),
+       st.sampled_from(["float32", "float64"]),
+       st.one_of(st.floats(allow_nan=True), st.integers(-2 ** 40, 2 ** 40)))
+def test_float_property(vals, dtype, s):
+    a = rt.asarray(np.array(vals, dtype=dtype))
+    b = rt.asarray(np.array(vals[::-1], dtype=dtype))
+    for op in _BINOPS:
+        assert _same(op, a, b)
+        assert _same(op, a, s)
+        assert _same(op, s, a)
+    assert _same(operator.neg, a)
+
+
+@given(st.lists(st.integers(-200, 300), min_size=1, max_size=9),
+       st.sampled_from(["int8", "uint8", "int32", "uint64", "int64"]),
+       st.integers(-2 ** 70, 2 ** 70))
+def test_int_property(vals, dtype, s):
+    nd = np.dtype(dtype)
+    info = np.iinfo(nd)
+    a = rt.asarray(np.array([min(max(v, info.min), info.max) for v in vals], dtype=nd))
+    for op in _BINOPS:
+        assert _same(op, a, a)
+        assert _same(op, a, s)
+        assert _same(op, s, a)
+
+
+def test_python_methods_when_turned_off():
+    import subprocess
+    import sys
+    code = ("import types, runetensor as rt; from runetensor._backend import _fastops; "
+            "assert not _fastops.ENABLED; assert isinstance(rt.Tensor.__add__, types.FunctionType); "
+            "a = rt.asarray([1.0, 2.0]); assert (a + a * 2.0 - 1).tolist() == [2.0, 5.0]; print('ok')")
+    env = dict(__import__("os").environ, RUNETENSOR_C_DISPATCH="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
