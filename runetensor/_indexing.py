@@ -22,6 +22,7 @@ import operator
 from typing import Any, Iterator, Sequence
 
 from . import _dtypes as D
+from ._backend import _fastops
 from ._backend.contract import BatchedValueError, TracedValueError
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import as_int, broadcast_shapes, normalize_axis, shape_str
@@ -511,6 +512,7 @@ def _iter_rows(be: Any, h: Any, d: Any) -> Iterator[Tensor]:
 
 
 Tensor.__getitem__ = _tensor_getitem  # type: ignore[attr-defined]
+_fastops.install_getitem(Tensor)  # basic keys in C when the extension is built (this function otherwise)
 Tensor.__setitem__ = _tensor_setitem  # type: ignore[attr-defined]
 Tensor.__iter__ = _tensor_iter  # type: ignore[attr-defined]
 

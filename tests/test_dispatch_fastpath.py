@@ -24,7 +24,8 @@ _DTYPES = ["float32", "float64", "int8", "int16", "int32", "int64", "uint8", "ui
 
 
 def _outcome(fn, *args):
-    """What ``fn(*args)`` gives: ("ok", type, dtype, shape, bytes) or ("raise", type, message)."""
+    """What ``fn(*args)`` gives: ("ok", type, dtype, shape, handle type, dtype, strides, data address if
+    it views an argument's memory, bytes) or ("raise", type, message)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -34,7 +35,9 @@ def _outcome(fn, *args):
     if not isinstance(r, rt.Tensor):
         return ("ok", type(r), r)
     h = r._data
-    return ("ok", type(r), r.dtype, r.shape, type(h), h.dtype, np.ascontiguousarray(h).tobytes())
+    views = any(isinstance(a, rt.Tensor) and np.shares_memory(h, a._data) for a in args)
+    return ("ok", type(r), r.dtype, r.shape, type(h), h.dtype, h.strides, h.__array_interface__["data"] if views else 0,
+            np.ascontiguousarray(h).tobytes())
 
 
 def _both(fn, *args):
@@ -242,3 +245,42 @@ def test_python_methods_when_turned_off():
     env = dict(__import__("os").environ, RUNETENSOR_C_DISPATCH="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+_KEYS = [0, -1, 2, 3, -4, 5, 10 ** 30, slice(None), slice(1, -1), slice(None, None, 2), slice(None, None, -1),
+         slice(5, 2), slice(-100, None, -1), slice(None, -100, -1), slice(2, 0, -1), slice(0, 0, -1),
+         slice(10 ** 30, -10 ** 30, -3), slice(None, None, 0), slice(1.0, 2), slice(np.int64(1), 3), None, Ellipsis,
+         True, np.int64(1), [0, 1], (), (0, 0), (1, slice(None, None, -2)), (slice(1, -1), slice(None, None, 2)),
+         (None, 1, None), (0, 0, 0), (0, 0, 0, 0), (Ellipsis, 1), (slice(None), Ellipsis), (-4, 0), (3, 0),
+         (slice(None), 4), (slice(None), -5), "a", 1.5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16", "complex64"])
+def test_getitem_matches_python_path(dtype):
+    base = _tensor(dtype, (3, 4, 2), 5)
+    for t in (base, base[:, ::-1], base.T, base[1], base[1, 2, 0]):
+        for k in _KEYS:
+            c, py = _both(lambda x: x[k], t)
+            assert c == py, (t.shape, k)
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-6, 6),
+                          st.builds(slice, st.one_of(st.none(), st.integers(-8, 8)),
+                                    st.one_of(st.none(), st.integers(-8, 8)),
+                                    st.one_of(st.none(), st.integers(-3, 3)))), max_size=4),
+       st.lists(st.integers(0, 5), min_size=0, max_size=3))
+def test_getitem_property(key, shape):
+    t = rt.asarray(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
+    c, py = _both(lambda x: x[tuple(key)], t)
+    assert c == py
+    if c[0] == "ok":  # a view of NumPy's basic indexing
+        ref = t._data[tuple(key) + (Ellipsis,)]
+        assert c[3] == ref.shape and c[6] == ref.strides
+
+
+def test_getitem_views_share_memory():
+    t = rt.asarray(np.zeros((4, 6), np.float32))
+    v = t[1:-1, ::2]
+    v[...] = 7.0
+    assert rt.to_numpy(t)[1:-1, ::2].tolist() == [[7.0] * 3] * 2
+    assert rt.to_numpy(t)[0].tolist() == [0.0] * 6

@@ -48,6 +48,7 @@ typedef struct {
     PyObject *result;    /* the result's DType, or NULL: the operand's */
     int reflected;       /* scalar op self: ufunc(other, self) */
     int unary;
+    int getitem;         /* t[key] of ints, slices and None: NumPy's view */
     int nsame, nfloat, nint;
     PyObject *same[MAXDT], *flt[MAXDT], *integer[MAXDT];  /* DTypes allowed per operand kind */
 } OpSpec;
@@ -159,11 +160,98 @@ static PyObject *make_tensor(PyObject *r, PyObject *dtype)
     return t;
 }
 
+/* t[key] for a key of exact ints in range, slices of exact int / None bounds and None: NumPy's basic
+ * indexing gives the view the Python path builds from its normalised key (the same start, step and
+ * length per axis).  A negative-step slice that starts before the axis (empty) is normalised to an
+ * empty positive-step slice there (other strides): the Python path takes it, and every other key. */
+static PyObject *getitem(PyObject *self, PyObject *key)
+{
+    PyObject *sd = SLOT(self, off_data), *sdt = SLOT(self, off_dtype);
+    if (sd == NULL || sdt == NULL || SLOT(self, off_backend) != np_backend || Py_TYPE(sd) != ndarray_type)
+        return NULL;
+    ArrayHead *h = (ArrayHead *)sd;
+    PyObject *const *items;
+    Py_ssize_t n;
+    if (PyTuple_CheckExact(key)) {
+        n = PyTuple_GET_SIZE(key);
+        items = &PyTuple_GET_ITEM(key, 0);
+    } else {
+        n = 1;
+        items = &key;
+    }
+    if (n > 32)
+        return NULL;
+    int ax = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = items[i];
+        if (k == Py_None)
+            continue;
+        if (ax >= h->nd)
+            return NULL;
+        Py_ssize_t dim = h->dimensions[ax];
+        if (PyLong_CheckExact(k)) {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(k, &overflow);
+            if (overflow || (v == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (v < -(long long)dim || v >= (long long)dim)
+                return NULL;
+        } else if (Py_IS_TYPE(k, &PySlice_Type)) {
+            PySliceObject *sl = (PySliceObject *)k;
+            if ((sl->start != Py_None && !PyLong_CheckExact(sl->start)) ||
+                (sl->stop != Py_None && !PyLong_CheckExact(sl->stop)) ||
+                (sl->step != Py_None && !PyLong_CheckExact(sl->step)))
+                return NULL;
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {  /* step 0 */
+                PyErr_Clear();
+                return NULL;
+            }
+            if (step < 0) {
+                PySlice_AdjustIndices(dim, &start, &stop, step);
+                if (start < 0)
+                    return NULL;
+            }
+        } else {
+            return NULL;
+        }
+        ax++;
+    }
+    PyObject *full = PyTuple_New(n + 1);
+    if (full == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(full, i, items[i]);
+    }
+    Py_INCREF(Py_Ellipsis);
+    PyTuple_SET_ITEM(full, n, Py_Ellipsis);  /* keeps an all-int key a 0-d view, as the backend's view_index */
+    PyObject *r = PyObject_GetItem(sd, full);
+    Py_DECREF(full);
+    if (r == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (Py_TYPE(r) != ndarray_type) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return make_tensor(r, sdt);
+}
+
 static PyObject *run(int i, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     OpSpec *s = &OPS[i];
     if (Py_TYPE(self) != tensor_type || nargs != (s->unary ? 0 : 1) || kwnames != NULL || !env_ok())
         return fallback(s, self, args, nargs, kwnames);
+    if (s->getitem) {
+        PyObject *t = getitem(self, args[0]);
+        if (t != NULL || PyErr_Occurred())
+            return t;
+        return fallback(s, self, args, nargs, kwnames);
+    }
     PyObject *sd = SLOT(self, off_data), *sdt = SLOT(self, off_dtype);
     if (sd == NULL || sdt == NULL || SLOT(self, off_backend) != np_backend || !small_array(sd))
         return fallback(s, self, args, nargs, kwnames);
@@ -320,7 +408,8 @@ fail:
     return NULL;
 }
 
-/* add_op(name, ufunc, fallback, result_dtype_or_None, reflected, unary, same, floats, ints) -> descriptor */
+/* add_op(name, ufunc, fallback, result_dtype_or_None, reflected, kind, same, floats, ints) -> descriptor;
+ * kind: 0 binary operator, 1 unary operator, 2 __getitem__ (ufunc and dtypes unused) */
 static PyObject *add_op(PyObject *mod, PyObject *args)
 {
     const char *name;
@@ -331,7 +420,7 @@ static PyObject *add_op(PyObject *mod, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "_dispatch.add_op: call setup first");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "sOOOppOOO", &name, &uf, &fb, &res, &refl, &un, &same, &flt, &ints))
+    if (!PyArg_ParseTuple(args, "sOOOpiOOO", &name, &uf, &fb, &res, &refl, &un, &same, &flt, &ints))
         return NULL;
     if (nops >= NOPS) {
         PyErr_SetString(PyExc_ValueError, "_dispatch.add_op: no room for another operator");
@@ -350,7 +439,8 @@ static PyObject *add_op(PyObject *mod, PyObject *args)
         s->result = res;
     }
     s->reflected = refl;
-    s->unary = un;
+    s->unary = un == 1;
+    s->getitem = un == 2;
     PyMethodDef *m = &OPDEFS[nops];
     char *nm = PyMem_Malloc(strlen(name) + 1);  /* kept for the descriptor's lifetime (the process) */
     if (nm == NULL)
@@ -372,7 +462,7 @@ static PyMethodDef methods[] = {
      "setup(Tensor, ndarray, probe, backend, asarray, fast_min): check the array layout on the probe and "
      "remember the objects the fast path compares with"},
     {"add_op", add_op, METH_VARARGS,
-     "add_op(name, ufunc, fallback, result_dtype, reflected, unary, same, floats, ints): a method descriptor of "
+     "add_op(name, ufunc, fallback, result_dtype, reflected, kind, same, floats, ints): a method descriptor of "
      "Tensor running ufunc in C in the common cases and fallback(self, *args) otherwise"},
     {NULL, NULL, 0, NULL}
 };

@@ -1,6 +1,7 @@
 """Tensor's operators in C for small NumPy tensors (the optional ``_dispatch`` extension).
 
-``install`` replaces ``Tensor.__add__``, ``__mul__``, ``__neg__``, ``__lt__``... by method
+``install`` replaces ``Tensor.__add__``, ``__mul__``, ``__neg__``, ``__lt__``... (and
+``install_getitem`` ``__getitem__``: basic keys give NumPy's view in C) by method
 descriptors of ``runetensor/_backend/_dispatch.c``: on two tensors of one plain NumPy dtype (or a
 tensor and a Python float/int its dtype keeps), both on this backend, with fewer than
 ``numpy_backend._FAST_MIN`` elements, they call the ufunc that ``NumpyBackend.binary`` /
@@ -90,6 +91,20 @@ def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> b
         PYTHON[name] = fn
         _C[name] = _dispatch.add_op(name, uf, fn, result, reflected, unary, same, floats, ints)
     set_enabled(True)
+    return True
+
+
+def install_getitem(tensor: type) -> bool:
+    """Put the C ``__getitem__`` on ``tensor`` (after ``install``): keys of ints in range, slices with int
+    or None bounds and None give NumPy's view of the handle in C; every other key, and every other
+    tensor, goes to the Python ``__getitem__`` it replaces.  Returns whether it is on."""
+    fn = tensor.__dict__.get("__getitem__")
+    if not _TENSOR or _TENSOR[0] is not tensor or fn is None or "__getitem__" in _C:
+        return False
+    PYTHON["__getitem__"] = fn
+    _C["__getitem__"] = _dispatch.add_op("__getitem__", None, fn, None, False, 2, (), (), ())
+    if ENABLED:
+        type.__setattr__(tensor, "__getitem__", _C["__getitem__"])
     return True
 
 
