@@ -3,8 +3,8 @@ holding everything a transformation needs to know about it.
 
 Each :class:`Prim` records
 
-* ``dtype``: the frontend's dtype rule (for the elementwise ops: see ``_tensor.BINARY_RULES``
-  and ``_tensor.UNARY_RULES``, which are read off this table);
+* ``dtype``: the frontend's dtype rule, a named :class:`~runetensor._dtype_rules.DTypeRule` (for the
+  elementwise ops; ``_tensor.BINARY_RULES`` and ``_tensor.UNARY_RULES`` are read off this table);
 * ``jvp(B, ts, xs, out, **params)``: the tangent of the output(s), given the input tangents
   ``ts`` (``None`` for an input that carries none), the primal inputs ``xs`` and the output(s);
 * ``vjp(B, g, xs, out, need, **params)``: the cotangents of the inputs (``None`` where
@@ -28,6 +28,8 @@ import cmath
 import math
 from typing import Any, Callable
 
+from . import _dtype_rules as R
+from ._dtype_rules import DTypeRule
 from ._dtypes import DType, int64
 from ._dtypes import bool as _bool_dtype
 
@@ -41,7 +43,7 @@ class Prim:
 
     __slots__ = ("name", "dtype", "jvp", "vjp", "deriv", "nondiff", "write", "kind")
 
-    def __init__(self, name: str, *, dtype: str | None = None, jvp: Callable | None = None,
+    def __init__(self, name: str, *, dtype: DTypeRule | None = None, jvp: Callable | None = None,
                  vjp: Callable | None = None, deriv: Callable | None = None, nondiff: bool = False,
                  write: bool = False, kind: str = "holo"):
         self.name = name
@@ -223,44 +225,46 @@ def _abs_deriv(B, x, y):
     return B.unary("sign", x)
 
 
-UNARY_DERIVS: dict[str, tuple[str, Callable | None, str]] = {
+UNARY_DERIVS: dict[str, tuple[DTypeRule, Callable | None, str]] = {
     # op: (dtype rule, deriv(B, x, out), kind); kind "holo": t*d / g*d; "c2r": real(d*t) / g*d;
     # deriv None: zero derivative (piecewise constant); "nondiff": no derivative (bool/int out)
-    "neg": ("num", lambda B, x, y: -1, "holo"),
-    "abs": ("num", _abs_deriv, "absc"),
-    "sign": ("num", None, "holo"),
-    "square": ("num", lambda B, x, y: B.binary("mul", x, 2.0), "holo"),
-    "sqrt": ("float", lambda B, x, y: B.binary("div", 0.5, y), "holo"),
-    "recip": ("num", lambda B, x, y: B.unary("neg", B.unary("square", y)), "holo"),
-    "exp": ("float", lambda B, x, y: y, "holo"),
-    "exp2": ("float", lambda B, x, y: B.binary("mul", y, _LN2), "holo"),
-    "expm1": ("float", lambda B, x, y: B.binary("add", y, 1.0), "holo"),
-    "log": ("float", lambda B, x, y: B.unary("recip", x), "holo"),
-    "log2": ("float", lambda B, x, y: B.unary("recip", B.binary("mul", x, _LN2)), "holo"),
-    "log10": ("float", lambda B, x, y: B.unary("recip", B.binary("mul", x, _LN10)), "holo"),
-    "log1p": ("float", lambda B, x, y: B.unary("recip", _one_plus(B, x)), "holo"),
-    "sin": ("float", lambda B, x, y: B.unary("cos", x), "holo"),
-    "cos": ("float", lambda B, x, y: B.unary("neg", B.unary("sin", x)), "holo"),
-    "tan": ("float", lambda B, x, y: _one_plus(B, B.unary("square", y)), "holo"),
-    "asin": ("float", lambda B, x, y: _rsqrt(B, B.binary("sub", 1.0, B.unary("square", x))), "holo"),
-    "acos": ("float", lambda B, x, y: B.unary("neg", _rsqrt(B, B.binary("sub", 1.0, B.unary("square", x)))), "holo"),
-    "atan": ("float", lambda B, x, y: B.unary("recip", _one_plus(B, B.unary("square", x))), "holo"),
-    "sinh": ("float", lambda B, x, y: B.unary("cosh", x), "holo"),
-    "cosh": ("float", lambda B, x, y: B.unary("sinh", x), "holo"),
-    "tanh": ("float", lambda B, x, y: B.binary("sub", 1.0, B.unary("square", y)), "holo"),
-    "asinh": ("float", lambda B, x, y: _rsqrt(B, _one_plus(B, B.unary("square", x))), "holo"),
-    "acosh": ("float", lambda B, x, y: _rsqrt(B, B.binary("sub", B.unary("square", x), 1.0)), "holo"),
-    "atanh": ("float", lambda B, x, y: B.unary("recip", B.binary("sub", 1.0, B.unary("square", x))), "holo"),
-    "erf": ("num", lambda B, x, y: B.binary("mul", B.unary("exp", B.unary("neg", B.unary("square", x))),
-                                               _TWO_OVER_SQRT_PI), "holo"),
-    "trunc": ("realnum", None, "holo"), "ceil": ("realnum", None, "holo"), "floor": ("realnum", None, "holo"),
-    "round": ("realnum", None, "holo"), "rint": ("realnum", None, "holo"),
-    "isnan": ("pred", None, "nondiff"), "isinf": ("pred", None, "nondiff"), "isfinite": ("pred", None, "nondiff"),
-    "signbit": ("predreal", None, "nondiff"), "bitwise_not": ("bits", None, "nondiff"),
-    "logical_not": ("pred", None, "nondiff"),
-    "conj": ("num", None, "conj"),
-    "real": ("part", lambda B, x, y: 1.0, "c2r"),
-    "imag": ("part", lambda B, x, y: -1j, "c2r"),
+    "neg": (R.numeric_no_bool, lambda B, x, y: -1, "holo"),
+    "abs": (R.magnitude, _abs_deriv, "absc"),
+    "sign": (R.numeric, None, "holo"),
+    "square": (R.numeric_bool_as_int, lambda B, x, y: B.binary("mul", x, 2.0), "holo"),
+    "sqrt": (R.floating, lambda B, x, y: B.binary("div", 0.5, y), "holo"),
+    "recip": (R.numeric_no_bool, lambda B, x, y: B.unary("neg", B.unary("square", y)), "holo"),
+    "exp": (R.floating, lambda B, x, y: y, "holo"),
+    "exp2": (R.floating, lambda B, x, y: B.binary("mul", y, _LN2), "holo"),
+    "expm1": (R.floating, lambda B, x, y: B.binary("add", y, 1.0), "holo"),
+    "log": (R.floating, lambda B, x, y: B.unary("recip", x), "holo"),
+    "log2": (R.floating, lambda B, x, y: B.unary("recip", B.binary("mul", x, _LN2)), "holo"),
+    "log10": (R.floating, lambda B, x, y: B.unary("recip", B.binary("mul", x, _LN10)), "holo"),
+    "log1p": (R.floating, lambda B, x, y: B.unary("recip", _one_plus(B, x)), "holo"),
+    "sin": (R.floating, lambda B, x, y: B.unary("cos", x), "holo"),
+    "cos": (R.floating, lambda B, x, y: B.unary("neg", B.unary("sin", x)), "holo"),
+    "tan": (R.floating, lambda B, x, y: _one_plus(B, B.unary("square", y)), "holo"),
+    "asin": (R.floating, lambda B, x, y: _rsqrt(B, B.binary("sub", 1.0, B.unary("square", x))), "holo"),
+    "acos": (R.floating, lambda B, x, y: B.unary("neg", _rsqrt(B, B.binary("sub", 1.0, B.unary("square", x)))), "holo"),
+    "atan": (R.floating, lambda B, x, y: B.unary("recip", _one_plus(B, B.unary("square", x))), "holo"),
+    "sinh": (R.floating, lambda B, x, y: B.unary("cosh", x), "holo"),
+    "cosh": (R.floating, lambda B, x, y: B.unary("sinh", x), "holo"),
+    "tanh": (R.floating, lambda B, x, y: B.binary("sub", 1.0, B.unary("square", y)), "holo"),
+    "asinh": (R.floating, lambda B, x, y: _rsqrt(B, _one_plus(B, B.unary("square", x))), "holo"),
+    "acosh": (R.floating, lambda B, x, y: _rsqrt(B, B.binary("sub", B.unary("square", x), 1.0)), "holo"),
+    "atanh": (R.floating, lambda B, x, y: B.unary("recip", B.binary("sub", 1.0, B.unary("square", x))), "holo"),
+    "erf": (R.numeric, lambda B, x, y: B.binary("mul", B.unary("exp", B.unary("neg", B.unary("square", x))),
+                                                 _TWO_OVER_SQRT_PI), "holo"),
+    "trunc": (R.real_numeric, None, "holo"), "ceil": (R.real_numeric, None, "holo"),
+    "floor": (R.real_numeric, None, "holo"), "round": (R.real_numeric, None, "holo"),
+    "rint": (R.real_numeric, None, "holo"),
+    "isnan": (R.predicate, None, "nondiff"), "isinf": (R.predicate, None, "nondiff"),
+    "isfinite": (R.predicate, None, "nondiff"),
+    "signbit": (R.real_predicate, None, "nondiff"), "bitwise_not": (R.bitwise, None, "nondiff"),
+    "logical_not": (R.predicate, None, "nondiff"),
+    "conj": (R.numeric, None, "conj"),
+    "real": (R.complex_part, lambda B, x, y: 1.0, "c2r"),
+    "imag": (R.complex_part, lambda B, x, y: -1j, "c2r"),
 }
 
 
@@ -377,32 +381,32 @@ def _fmod_partials(rounder: str):
     return partials
 
 
-BINARY_DERIVS: dict[str, tuple[str, Callable | None]] = {
-    "add": ("num", lambda B, x, y, out: (1, 1)),
-    "sub": ("num", lambda B, x, y, out: (1, -1)),
-    "mul": ("num", lambda B, x, y, out: (y, x)),
-    "div": ("int", lambda B, x, y, out: ((B.unary("recip", y) if _h(y) else 1.0 / y),
-                                         div(B, neg(B, out), y))),
-    "truediv": ("true", None),   # frontend name of div with the true-division dtype rule
-    "floordiv": ("intord", lambda B, x, y, out: (0, 0)),
-    "mod": ("intord", _fmod_partials("trunc")),
-    "pymod": ("intord", _fmod_partials("floor")),
-    "pow": ("int", _pow_partials),
-    "maximum": ("ord", _maxmin_partials("gt", False)),
-    "minimum": ("ord", _maxmin_partials("lt", False)),
-    "fmax": ("ord", _maxmin_partials("gt", True)),
-    "fmin": ("ord", _maxmin_partials("lt", True)),
-    "atan2": ("real", _atan2_partials),
-    "hypot": ("real", _hypot_partials),
-    "copysign": ("real", _copysign_partials),
-    "nextafter": ("real", lambda B, x, y, out: (1, 0)),
-    "logaddexp": ("real", lambda B, x, y, out: (B.unary("exp", B.binary("sub", x, out)) if _h(x) else None,
-                                               B.unary("exp", B.binary("sub", y, out)) if _h(y) else None)),
-    "eq": ("eq", None), "ne": ("eq", None),
-    "lt": ("cmp", None), "le": ("cmp", None), "gt": ("cmp", None), "ge": ("cmp", None),
-    "logical_and": ("logic", None), "logical_or": ("logic", None), "logical_xor": ("logic", None),
-    "bitwise_and": ("bits", None), "bitwise_or": ("bits", None), "bitwise_xor": ("bits", None),
-    "lshift": ("shift", None), "rshift": ("shift", None),
+BINARY_DERIVS: dict[str, tuple[DTypeRule, Callable | None]] = {
+    "add": (R.numeric, lambda B, x, y, out: (1, 1)),
+    "sub": (R.numeric, lambda B, x, y, out: (1, -1)),
+    "mul": (R.numeric, lambda B, x, y, out: (y, x)),
+    "div": (R.numeric_bool_as_int, lambda B, x, y, out: ((B.unary("recip", y) if _h(y) else 1.0 / y),
+                                                          div(B, neg(B, out), y))),
+    "truediv": (R.true_division, None),   # frontend name of div with the true-division dtype rule
+    "floordiv": (R.ordered_bool_as_int, lambda B, x, y, out: (0, 0)),
+    "mod": (R.ordered_bool_as_int, _fmod_partials("trunc")),
+    "pymod": (R.ordered_bool_as_int, _fmod_partials("floor")),
+    "pow": (R.numeric_bool_as_int, _pow_partials),
+    "maximum": (R.ordered, _maxmin_partials("gt", False)),
+    "minimum": (R.ordered, _maxmin_partials("lt", False)),
+    "fmax": (R.ordered, _maxmin_partials("gt", True)),
+    "fmin": (R.ordered, _maxmin_partials("lt", True)),
+    "atan2": (R.real_float, _atan2_partials),
+    "hypot": (R.real_float, _hypot_partials),
+    "copysign": (R.real_float, _copysign_partials),
+    "nextafter": (R.real_float, lambda B, x, y, out: (1, 0)),
+    "logaddexp": (R.real_float, lambda B, x, y, out: (B.unary("exp", B.binary("sub", x, out)) if _h(x) else None,
+                                                      B.unary("exp", B.binary("sub", y, out)) if _h(y) else None)),
+    "eq": (R.equality, None), "ne": (R.equality, None),
+    "lt": (R.comparison, None), "le": (R.comparison, None), "gt": (R.comparison, None), "ge": (R.comparison, None),
+    "logical_and": (R.logical, None), "logical_or": (R.logical, None), "logical_xor": (R.logical, None),
+    "bitwise_and": (R.bitwise, None), "bitwise_or": (R.bitwise, None), "bitwise_xor": (R.bitwise, None),
+    "lshift": (R.shift, None), "rshift": (R.shift, None),
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, TypeVar
 
 from . import _dtypes as D
 from ._backend import get_backend
+from ._dtype_rules import DTypeRule, numeric
 from ._dtypes import DType, weak_result
 from ._primitives import BINARY_DERIVS, UNARY_DERIVS
 from ._validate import broadcast_shapes
@@ -237,25 +238,13 @@ def attach(*names: str) -> Callable[[_F], _F]:
 
 
 # ---------------------------------------------------------------------------
-# Elementwise dispatch: dtype rules per operation category
+# Elementwise dispatch: each op's dtype rule (``_dtype_rules``: ``numeric``, ``true_division``,
+# ``comparison``, ``bitwise``...) read off the primitive table (``_primitives.BINARY_DERIVS``,
+# ``UNARY_DERIVS``)
 # ---------------------------------------------------------------------------
-#: how each binary op treats dtypes (read off the primitive table, ``_primitives.BINARY_DERIVS``):
-#:  "num"   numeric, bool allowed (NumPy: add/mul on bool are or/and)
-#:  "int"   numeric, bool operands computed as the default int
-#:  "true"  true division: integer/bool operands computed in the default float
-#:  "real"  real-valued float functions: integer/bool -> default float, complex -> TypeError
-#:  "ord"/"intord"  ordered: complex -> TypeError ("intord": bool computed as the default int)
-#:  "cmp"   comparisons -> bool (ordering of complex is a TypeError)
-#:  "eq"    equality -> bool
-#:  "logic" logical ops -> bool, any dtype
-#:  "bits"  bitwise ops: integers and bool only
-#:  "shift" shifts: integers only
-BINARY_RULES: dict[str, str] = {op: rule for op, (rule, _) in BINARY_DERIVS.items()}
-_BOOL_RESULT = frozenset({"cmp", "eq", "logic"})
-
-#: unary ops: "float" functions promote integer/bool input to the default float (read off
-#: ``_primitives.UNARY_DERIVS``)
-UNARY_RULES: dict[str, str] = {op: rule for op, (rule, _, _) in UNARY_DERIVS.items()}
+BINARY_RULES: dict[str, DTypeRule] = {op: rule for op, (rule, _) in BINARY_DERIVS.items()}
+UNARY_RULES: dict[str, DTypeRule] = {op: rule for op, (rule, _, _) in UNARY_DERIVS.items()}
+_UNARY_RESULTS = {op: rule.results for op, rule in UNARY_RULES.items()}  # one lookup less per call
 
 
 def higher_backend(a: Any, b: Any, fname: str) -> Any:
@@ -342,7 +331,7 @@ def _cast(t: Tensor, d: DType) -> Tensor:
     return wrap(t._backend.cast(t._data, d), d, t._backend)
 
 
-def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> Tensor:
+def binary_op(op: str, x: Any, y: Any, fname: str, rule: DTypeRule | None = None) -> Tensor:
     """Apply binary primitive ``op`` with promotion and broadcasting; either side may be a scalar.
 
     ``op`` is a contract op name, or ``"truediv"`` (true division).  ``rule``
@@ -365,34 +354,17 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
     else:
         d = weak_result(y._dtype, x)
     rule = rule or BINARY_RULES[op]
-    k = d.kind
-    if k == "O":
-        if rule == "true":
-            op = "div"  # Python objects divide with their own / operator
-    elif rule == "int" or rule == "intord":
-        if k == "b":
-            d = D.default_int
-        elif k == "c" and rule == "intord":
-            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
-    elif rule == "true":
-        if k in "biu":
-            d = D.default_float
-        op = "div"
-    elif rule == "real":
-        if k in "biu":
-            d = D.default_float
-        elif k == "c":
-            raise TypeError(f"{fname}: expected real tensors, got {d}")
-    elif rule == "cmp" or rule == "ord":
-        if k == "c":
-            raise TypeError(f"{fname}: complex numbers have no order ({d})")
-    elif rule == "bits":
-        if k not in "biu":
-            raise TypeError(f"{fname}: expected integer or bool tensors, got {d}")
-    elif rule == "shift":
-        if k not in "iu":
-            raise TypeError(f"{fname}: expected integer tensors, got {d}")
-        _check_shift(y, fname)
+    if op == "truediv":
+        op = "div"  # the primitive (Python objects divide with their own / operator)
+    dd = rule.results.get(d)
+    if dd is not None:
+        d, out_d = dd
+        if rule.count_operand:
+            _check_shift(y, fname)
+    elif d.kind == "O":  # Python objects: no dtype rule, the objects' own operators decide
+        out_d = _bool if rule.returns_bool else d
+    else:
+        rule(d, fname)  # raises the rule's TypeError
     if xt:
         x = _cast(x, d)
         xd = x._data
@@ -415,7 +387,7 @@ def binary_op(op: str, x: Any, y: Any, fname: str, rule: str | None = None) -> T
         raise ValueError(f"{fname}: scalar {s!r} is out of range for {d}") from None
     except TypeError as e:
         raise TypeError(f"{fname}: not supported for {d} tensors ({e})") from None
-    return wrap(r, _bool if rule in _BOOL_RESULT else d, be)
+    return wrap(r, out_d, be)
 
 
 #: shape pairs already checked to broadcast (a set lookup instead of ``broadcast_shapes`` on every
@@ -445,13 +417,7 @@ def _check_shift(s: Any, fname: str) -> None:
         raise ValueError(f"{fname}: shift count must be >= 0, got {s}")
 
 
-#: rules whose result dtype is the operands' dtype, per allowed kind: in-place ops
-#: with an operand of the target's dtype go straight to the primitive, writing
-#: into the target (no temporary, no second pass).
-_INPLACE_KINDS = {"num": "biufc", "ord": "biuf", "int": "iufc", "intord": "iuf", "true": "fc", "bits": "biu"}
-
-
-def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = None) -> Tensor:
+def inplace_op(op: str, target: Any, value: Any, fname: str, rule: DTypeRule | None = None) -> Tensor:
     """``target op= value`` in place; returns ``target``.
 
     ``value`` broadcasts to ``target``'s shape; the result must be storable in
@@ -467,8 +433,10 @@ def inplace_op(op: str, target: Any, value: Any, fname: str, rule: str | None = 
     be = target._backend
     rule = rule or BINARY_RULES[op]
     td = target._data
-    kinds = _INPLACE_KINDS.get(rule)
-    if kinds is not None and d.kind in kinds:
+    # a target of a kind the rule keeps (result dtype = the operands' dtype, no check of values) and an
+    # operand of the target's dtype go straight to the primitive, writing into the target (no
+    # temporary, no second pass)
+    if not rule.returns_bool and d.kind in rule.kinds_kept:
         if type(value) is Tensor and value._dtype is d and value._backend is be:
             vd = value._data
             ok = vd.shape == td.shape or broadcast_shapes(td.shape, vd.shape, fname=fname) == td.shape
@@ -506,38 +474,19 @@ def unary_op(op: str, x: Any, fname: str) -> Tensor:
     """Apply unary primitive ``op`` with its dtype rule (see ``UNARY_RULES``)."""
     x = as_tensor(x, fname)
     d = x._dtype
-    rule = UNARY_RULES.get(op, "num")
     k = d.kind
-    out_d = d
-    if k == "O":
-        pass
-    elif rule == "float":
-        if k in "biu":
-            d = out_d = D.default_float
-    elif rule == "num":
-        if k == "b" and op in ("neg", "recip"):
-            raise TypeError(f"{fname}: not defined for bool tensors; use rt.logical_not")
-        if op == "abs" and k == "c":
-            out_d = d.real_dtype
-        if op == "square" and k == "b":
-            d = out_d = D.default_int
-    elif rule == "realnum":
-        if k == "c":
-            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
-    elif rule in ("pred", "predreal"):
-        if rule == "predreal" and k == "c":
-            raise TypeError(f"{fname}: not defined for complex tensors ({d})")
-        out_d = _bool
-    elif rule == "bits":
-        if k not in "biu":
-            raise TypeError(f"{fname}: expected integer or bool tensors, got {d}")
-    elif rule == "part":
-        out_d = d.real_dtype
+    dd = _UNARY_RESULTS.get(op, numeric.results).get(d)
+    if dd is not None:
+        d, out_d = dd
+    elif k == "O":  # Python objects: no dtype rule
+        out_d = d
+    else:
+        UNARY_RULES.get(op, numeric)(d, fname)  # raises the rule's TypeError
     if op in ("isnan", "isinf") and k in "biu":
         return wrap(x._backend.full(x._data.shape, False, _bool), _bool, x._backend)
     if op == "isfinite" and k in "biu":
         return wrap(x._backend.full(x._data.shape, True, _bool), _bool, x._backend)
-    if rule == "part" and k != "c":
+    if op in ("real", "imag") and k != "c":
         if op == "real":
             return wrap(x._backend.copy(x._data), d, x._backend)
         return wrap(x._backend.full(x._data.shape, 0, d), d, x._backend)

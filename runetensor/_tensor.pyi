@@ -3,6 +3,7 @@
 import builtins as _builtins
 import collections.abc as _abc
 import runetensor._backend as _m_runetensor__backend
+import runetensor._dtype_rules as _m_runetensor__dtype_rules
 import runetensor._dtypes as _m_runetensor__dtypes
 import runetensor._validate as _m_runetensor__validate
 import runetensor.bigarray._genarray as _m_runetensor_bigarray__genarray
@@ -374,19 +375,19 @@ class Tensor:
 
 from typing import Any as Any
 BINARY_DERIVS: _builtins.dict
-BINARY_RULES: _builtins.dict[_builtins.str, _builtins.str]
+BINARY_RULES: _builtins.dict[_builtins.str, _m_runetensor__dtype_rules.DTypeRule]
 Callable: _typing._CallableType
 import runetensor._dtypes as D
 from runetensor._dtypes import DType as DType
+from runetensor._dtype_rules import DTypeRule as DTypeRule
 from typing import TypeVar as TypeVar
 UNARY_DERIVS: _builtins.dict
-UNARY_RULES: _builtins.dict[_builtins.str, _builtins.str]
-_BOOL_RESULT: _builtins.frozenset
+UNARY_RULES: _builtins.dict[_builtins.str, _m_runetensor__dtype_rules.DTypeRule]
 _BROADCAST_CACHE: _builtins.int
 _BROADCAST_OK: _builtins.set[_builtins.tuple[_builtins.tuple[_builtins.int, ...], _builtins.tuple[_builtins.int, ...]]]
-_INPLACE_KINDS: _builtins.dict
 _PY_SCALARS: _builtins.tuple
 _SHORTCUT: _builtins.dict
+_UNARY_RESULTS: _builtins.dict
 def _binary_dunder(op: _builtins.str, fname: _builtins.str, reflected: _builtins.bool) -> _typing.Callable[[Tensor, _typing.Any], Tensor]: ...
 _bool: _m_runetensor__dtypes.DType
 def _cast(t: Tensor, d: _m_runetensor__dtypes.DType) -> Tensor: ...
@@ -401,14 +402,15 @@ def _to_operand(x: _typing.Any, fname: _builtins.str, backend: _typing.Any) -> _
 def as_level(t: Tensor, be: _typing.Any, fname: _builtins.str) -> Tensor: ...
 def as_tensor(x: _typing.Any, fname: _builtins.str, dtype: _typing.Any = ..., backend: _typing.Any = ..., copy: _builtins.bool | None = ...) -> Tensor: ...
 def attach(*names: _builtins.str) -> _typing.Callable[[_F], _F]: ...
-def binary_op(op: _builtins.str, x: _typing.Any, y: _typing.Any, fname: _builtins.str, rule: _builtins.str | None = ...) -> Tensor: ...
+def binary_op(op: _builtins.str, x: _typing.Any, y: _typing.Any, fname: _builtins.str, rule: _m_runetensor__dtype_rules.DTypeRule | None = ...) -> Tensor: ...
 from runetensor._validate import broadcast_shapes as broadcast_shapes
 import builtins as builtins
 def common_backend(fname: _builtins.str, *xs: _typing.Any) -> _typing.Any: ...
 from runetensor._backend import get_backend as get_backend
 def higher_backend(a: _typing.Any, b: _typing.Any, fname: _builtins.str) -> _typing.Any: ...
-def inplace_op(op: _builtins.str, target: _typing.Any, value: _typing.Any, fname: _builtins.str, rule: _builtins.str | None = ...) -> Tensor: ...
+def inplace_op(op: _builtins.str, target: _typing.Any, value: _typing.Any, fname: _builtins.str, rule: _m_runetensor__dtype_rules.DTypeRule | None = ...) -> Tensor: ...
 def is_tensor(x: _typing.Any) -> _builtins.bool: ...
+numeric: _m_runetensor__dtype_rules.DTypeRule
 def on_common(fname: _builtins.str, *xs: _typing.Any) -> _builtins.tuple[_typing.Any, _builtins.list[_typing.Any]]: ...
 def unary_op(op: _builtins.str, x: _typing.Any, fname: _builtins.str) -> Tensor: ...
 from runetensor._dtypes import weak_result as weak_result

@@ -128,27 +128,23 @@ def _make_unary(name: str, op: str, what: str, ex_in: str, ex_out: str) -> Calla
     return fn
 
 
-#: per dtype rule of the core (``BINARY_RULES``): the dtype kinds for which two operands of one
-#: dtype go straight to the backend primitive (no promotion, no check), and whether the result is bool
-_FAST_KINDS: dict[str, tuple[str, bool]] = {
-    "num": ("iufc", False), "eq": ("biufc", True), "cmp": ("biuf", True), "ord": ("biuf", False),
-    "logic": ("biufc", True), "bits": ("biu", False), "shift": ("iu", False), "int": ("iufc", False),
-    "intord": ("iuf", False), "true": ("fc", False), "real": ("f", False),
-}
-
-
 def _make_binary(name: str, op: str, what: str, a: str, b: str, out: str) -> Callable[[Any, Any], Tensor]:
-    rule = BINARY_RULES[op]
-    kinds, to_bool = _FAST_KINDS[rule]
-    prim = "div" if rule == "true" else op
+    rule = BINARY_RULES[op]  # the op's dtype rule (``_dtype_rules``)
+    kinds, to_bool = rule.kinds_kept, rule.returns_bool
+    prim = "div" if op == "truediv" else op
 
     def fn(x1: Tensor | bool | int | float | complex, x2: Tensor | bool | int | float | complex, /) -> Tensor:
-        # fast path: two tensors of one dtype, shape and backend need no promotion or broadcasting
+        # fast path: two tensors of one dtype (of a kind the rule computes in its own dtype, with no
+        # check of values), shape and backend need no promotion or broadcasting; an error (subtract on
+        # bool) goes to binary_op, which words it
         if type(x1) is Tensor and type(x2) is Tensor:
             d = x1._dtype
             if d is x2._dtype and d.kind in kinds and x1._data.shape == x2._data.shape \
                     and x1._backend is x2._backend:
-                return wrap(x1._backend.binary(prim, x1._data, x2._data), _BOOL if to_bool else d, x1._backend)
+                try:
+                    return wrap(x1._backend.binary(prim, x1._data, x2._data), _BOOL if to_bool else d, x1._backend)
+                except (TypeError, ValueError, OverflowError):
+                    pass
         return binary_op(op, x1, x2, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{what}, elementwise with broadcasting.\n\n"
