@@ -690,6 +690,8 @@ def lowp_call(fn, ops, nd, boolres: bool, op: str | None = None):
         return None
     if KERNELS and not boolres and op is not None:
         r = _lowp_kernel(op, ops, shape, n, nd)
+        if r is None and nd == _BF16 and len(ops) == 1:
+            r = _bf16_lut(fn, ops[0], shape, n)
         if r is not None:
             return r
     ops = [a.reshape(-1) if type(a) is np.ndarray and a.ndim else
@@ -904,6 +906,41 @@ def _bf16_kernel(op, ops, shape, n):
     kern = _kernels.bf16_unary
     elem_for(n, lambda lo, hi: kern(code, a, o, lo, hi))
     return out
+
+
+#: bfloat16 elements from which a one-argument float32 ufunc goes through its table (``_bf16_lut``)
+LUT_MIN = 1 << 17
+#: ufunc -> its bfloat16 table (``_lut_for``), built at first use
+_LUTS: dict = {}
+
+
+def _lut_for(fn):
+    """``fn``'s bfloat16 table: ``fn(x.astype(float32)).astype(bfloat16)`` for each of the 65536 bit patterns
+    ``x``, the plain path's expression, so that looking a value up gives the plain path's bits."""
+    table = _LUTS.get(fn)
+    if table is None:
+        every = np.arange(1 << 16, dtype=_U16).view(_BF16)
+        with _quiet():
+            table = np.ascontiguousarray(np.asarray(fn(every.astype(_F32))).astype(_BF16).view(_U16))
+        _LUTS[fn] = table
+    return table
+
+
+def _bf16_lut(fn, a, shape, n):
+    """A one-argument float32 ufunc (exp, sin, log, tanh, ...) of a bfloat16 array as a lookup in its
+    65536-entry table, on threads; ``None`` when not applicable."""
+    if n < LUT_MIN or not isinstance(fn, np.ufunc) or fn.nin != 1 or fn.nout != 1 \
+            or type(a) is not np.ndarray or a.dtype != _BF16 or a.size != n:
+        return None
+    table = _lut_for(fn)
+    src = a.reshape(-1).view(_U16)
+    out = empty(shape, _BF16)
+    o = out.reshape(-1).view(_U16)
+    kern = _kernels.lut16
+    elem_for(n, lambda lo, hi: kern(src, table, o, lo, hi))
+    return out
+
+
 
 
 # ---------------------------------------------------------------------------

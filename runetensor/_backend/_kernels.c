@@ -19,6 +19,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include "_kernels_avx512.h"
+
+/* set at import: the CPU runs the AVX-512 loops of _kernels_avx512.c (set_avx512 turns them off) */
+static int avx512_ok = 0;
 
 /* The small helpers below are always inlined: called out of line from the
    AVX2 clones of the loops (see HOT) they would run as baseline SSE code, and
@@ -354,6 +358,12 @@ static int check_range(const char *fn, const char *what, Py_ssize_t lo, Py_ssize
 HOT static void bin_loop(int opc, int rule, const uint16_t *pa, float sa, int as_,
                          const uint16_t *pb, float sb, int bs_, uint16_t *out, Py_ssize_t lo, Py_ssize_t hi)
 {
+#ifdef HAVE_AVX512_PATH
+    if (avx512_ok && opc <= OP_DIV && !(as_ && bs_)) {
+        rt512_bf16_arith(opc, rule, pa, sa, as_, pb, sb, bs_, out, lo, hi);
+        return;
+    }
+#endif
     BIN_BODY(uint16_t, bf16_to_f32, f32_to_bf16)
 }
 
@@ -525,6 +535,12 @@ HOT static void h_loop(int opc, int rule, const uint16_t *pa, float sa, uint16_t
                        const uint16_t *pb, float sb, uint16_t rb, int bs_, uint16_t *out,
                        Py_ssize_t lo, Py_ssize_t hi)
 {
+#ifdef HAVE_AVX512_PATH
+    if (avx512_ok && opc <= OP_DIV && !(as_ && bs_)) {
+        rt512_f16_arith(opc, rule, pa, ra, as_, pb, rb, bs_, out, lo, hi);
+        return;
+    }
+#endif
 #ifdef HAVE_F16C_PATH
     if (f16c_ok && opc <= OP_DIV) {
         h_arith_f16c(opc, rule, pa, sa, as_, pb, sb, bs_, out, lo, hi);
@@ -861,6 +877,32 @@ static PyObject *float32_to_bf16(PyObject *self, PyObject *args)
     return convert_call(args, 0, "float32_to_bf16", 4, 2, narrow_loop);
 }
 
+HOT static void lut_loop(const uint16_t *a, const uint16_t *t, uint16_t *o, Py_ssize_t lo, Py_ssize_t hi)
+{
+    for (Py_ssize_t i = lo; i < hi; i++) o[i] = t[a[i]];
+}
+
+/* a, table, out, lo, hi: out[i] = table[a[i]] over [lo, hi) for 2-byte items a (table: one result
+   per bit pattern, 65536) */
+static PyObject *lut16(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *to, *oo;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOnn", &ao, &to, &oo, &lo, &hi)) return NULL;
+    if (check_range("lut16", "range", lo, hi) < 0) return NULL;
+    Py_buffer av, tv, ov;
+    if (get_src(ao, &av, 2, hi, "lut16", "a") < 0) return NULL;
+    if (get_src(to, &tv, 2, 65536, "lut16", "table") < 0) { PyBuffer_Release(&av); return NULL; }
+    if (get_out(oo, &ov, 2, hi, "lut16") < 0) { PyBuffer_Release(&av); PyBuffer_Release(&tv); return NULL; }
+    Py_BEGIN_ALLOW_THREADS
+    lut_loop((const uint16_t *)av.buf, (const uint16_t *)tv.buf, (uint16_t *)ov.buf, lo, hi);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&tv);
+    PyBuffer_Release(&ov);
+    Py_RETURN_NONE;
+}
+
 static PyObject *f16_binary(PyObject *self, PyObject *args)
 {
     return binary_call(args, 0, "f16_binary", 2, widen_f16, 1, f16_bin_range);
@@ -940,6 +982,9 @@ INLINE double lane_sum(const float *x, Py_ssize_t n)
 
 HOT static double sum_f32_range(const float *x, Py_ssize_t n)
 {
+#ifdef HAVE_AVX512_PATH
+    if (avx512_ok) return rt512_lane_sum(x, n);
+#endif
     return lane_sum(x, n);
 }
 
@@ -981,6 +1026,9 @@ HOT static void cols_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, floa
     /* from +0.0, as NumPy's add.reduce (its identity): a column of -0.0s sums to +0.0, a
        signalling NaN in the first row comes out quieted */
     if (c0 >= c1) return;  /* no column: nothing to read (rows may be anything when cols is 0) */
+#ifdef HAVE_AVX512_PATH
+    if (avx512_ok) { rt512_cols(x, rows, cols, out, c0, c1); return; }
+#endif
     for (Py_ssize_t c = c0; c < c1; c++) out[c] = 0.0f + x[c];
     Py_ssize_t r = 1;
     for (; rows - r >= COLS_ROWS; r += COLS_ROWS) {
@@ -1003,6 +1051,13 @@ HOT static void rows_loop(const float *x, Py_ssize_t rows, Py_ssize_t cols, floa
                           Py_ssize_t r0, Py_ssize_t r1)
 {
     (void)rows;
+#ifdef HAVE_AVX512_PATH
+    if (avx512_ok) {
+        for (Py_ssize_t r = r0; r < r1; r++)
+            out[r] = cols ? (float)rt512_lane_sum(x + r * cols, cols) : 0.0f;
+        return;
+    }
+#endif
     for (Py_ssize_t r = r0; r < r1; r++)
         out[r] = cols ? (float)lane_sum(x + r * cols, cols) : 0.0f;
 }
@@ -1473,7 +1528,7 @@ static PyObject *set_simd(PyObject *self, PyObject *args)
 {
     int on;
     if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
-    int prev = avx2_ok || f16c_ok;
+    int prev = avx2_ok || f16c_ok || avx512_ok;
 #ifdef HAVE_F16C_PATH
     if (on) {
         avx2_ok = __builtin_cpu_supports("avx2");
@@ -1482,6 +1537,22 @@ static PyObject *set_simd(PyObject *self, PyObject *args)
         avx2_ok = 0;
         f16c_ok = 0;
     }
+#endif
+#ifdef HAVE_AVX512_PATH
+    avx512_ok = on && rt512_supported();
+#endif
+    return PyBool_FromLong(prev);
+}
+
+/* set_avx512(on) -> previous: the AVX-512 loops on (where the CPU has them) or off (the AVX2 /
+   portable loops run); for tests and measurements */
+static PyObject *set_avx512(PyObject *self, PyObject *args)
+{
+    int on;
+    if (!PyArg_ParseTuple(args, "p", &on)) return NULL;
+    int prev = avx512_ok;
+#ifdef HAVE_AVX512_PATH
+    avx512_ok = on && rt512_supported();
 #endif
     return PyBool_FromLong(prev);
 }
@@ -1511,7 +1582,11 @@ static PyMethodDef methods[] = {
      "strided_copy(src, out, r0, r1): rows r0..r1-1 of a strided 2-d view into C-contiguous out, in 32x32 tiles"},
     {"round_half_away", round_half_away, METH_VARARGS,
      "round_half_away(x, out, lo, hi): float32/float64 round half away from zero, NumPy composite's bits"},
-    {"set_simd", set_simd, METH_VARARGS, "set_simd(on) -> previous: the AVX2 / F16C loops on or off (for tests)"},
+    {"set_simd", set_simd, METH_VARARGS,
+     "set_simd(on) -> previous: the AVX2 / F16C / AVX-512 loops on or off (for tests)"},
+    {"set_avx512", set_avx512, METH_VARARGS, "set_avx512(on) -> previous: the AVX-512 loops on or off (for tests)"},
+    {"lut16", lut16, METH_VARARGS,
+     "lut16(a, table, out, lo, hi): out[i] = table[a[i]] (2-byte items, a 65536-entry table)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
     {"sum_rows_f32", sum_rows_f32, METH_VARARGS,
@@ -1532,6 +1607,9 @@ PyMODINIT_FUNC PyInit__kernels(void)
     __builtin_cpu_init();
     f16c_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
     avx2_ok = __builtin_cpu_supports("avx2");
+#endif
+#ifdef HAVE_AVX512_PATH
+    avx512_ok = rt512_supported();
 #endif
     if (PyModule_AddIntConstant(m, "OP_ADD", OP_ADD) < 0 || PyModule_AddIntConstant(m, "OP_SUB", OP_SUB) < 0 ||
         PyModule_AddIntConstant(m, "OP_MUL", OP_MUL) < 0 || PyModule_AddIntConstant(m, "OP_DIV", OP_DIV) < 0 ||
