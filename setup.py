@@ -17,6 +17,11 @@ setup(ext_modules=[Extension("runetensor._backend._kernels",
                              ["runetensor/_backend/_kernels.c", "runetensor/_backend/_kernels_avx512.c"],
                              depends=["runetensor/_backend/_kernels_avx512.h"],
                              extra_compile_args=_ARGS, optional=True),
+                   # rt.nn's stride-1 float32 convolutions (without it, their NumPy paths run); GNU C for the
+                   # vector types, contracted multiply-adds (FMA in the AVX2 / AVX-512 versions chosen at run time)
+                   Extension("runetensor._backend._conv_kernels", ["runetensor/_backend/_conv_kernels.c"],
+                             extra_compile_args=[] if sys.platform == "win32" else
+                             ["-O3", "-std=gnu99", "-ffp-contract=fast", "-fno-math-errno"], optional=True),
                    # rt.jit's kernel caller (without it, ctypes calls the kernels: slower per call)
                    Extension("runetensor._backend._jitcall", ["runetensor/_backend/_jitcall.c"],
                              extra_compile_args=_ARGS, optional=True),

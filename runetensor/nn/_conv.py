@@ -25,7 +25,8 @@ from .._creation import int_range, ones
 from .._elementwise import maximum as _maximum
 from .._reduction import sum as _rsum
 from .._autodiff import custom_vjp, vjp as _vjp
-from .._autodiff._trace import carries_derivative
+from .._autodiff._trace import TraceBackend, carries_derivative
+from .._backend import _convk
 from .._backend._parallel import parallel_for
 from .._tensor import Tensor, as_tensor, wrap
 from .._views import contiguous, copy, reshape, swapaxes, transpose
@@ -169,6 +170,10 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
     custom = x.dtype is w.dtype and x.dtype.is_inexact and n > 0 and (b is None or b.dtype is x.dtype)
     args = (x, w) if b is None else (x, w, b)
     need = tuple(carries_derivative(a) for a in args)
+    if custom and g == 1 and c and cout and x.dtype is D.float32 and all(v == 1 for v in st) \
+            and _kernel_chain(x._backend):
+        # stride 1, float32: the compiled flat-row kernels (_backend/_convk.py), also as one step under rt.jit
+        return _unbatch(_conv_k_fn(x.shape, w.shape, ks, dl, pads, out, need)(*args), added)
     if out[-1] < _BATCH_LAST_BELOW and c * kk > cout:
         # small images: im2col with the batch axis last, (C*K, L*N), so that the copies and col2im's adds
         # run over N contiguous elements; one matrix product per group, then (C_out, out..., N) moved to
@@ -187,6 +192,99 @@ def _convnd(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation:
             return _unbatch(reshape(fn(*args), (n, cout) + out), added)
         y = reshape(_conv_nf(x, w, g, ks, st, dl, pads, out), (n, cout) + out)
     return _unbatch(_add_bias(y, b, cout, nd, fname), added)
+
+
+def _kernel_chain(be: Any) -> bool:
+    """Whether the compiled convolution kernels can serve a tensor of backend ``be``: the NumPy backend,
+    possibly under reverse/forward-mode tracers and ``rt.jit`` (whose program then runs the kernels as
+    one step, :func:`_host`); not under ``vmap`` or on other backends."""
+    if not _convk.AVAILABLE:
+        return False
+    while be.level > 0:
+        if not isinstance(be, TraceBackend) and getattr(be, "host_call", None) is None:
+            return False
+        be = be.parent
+    return be.name == "numpy"
+
+
+def _host(*ts: Tensor, any_level0: bool = False) -> Any:
+    """How to run code on the level-0 handles of ``ts``: ``(call, be)``, ``be`` the level-0 backend and
+    ``call(name, fn, handles)`` running ``fn`` on its handles: directly for tensors of the NumPy backend
+    (of any level-0 backend with ``any_level0``), or recorded as one step of ``rt.jit``'s program for
+    tensors traced by a jit directly over the NumPy backend (``JitBackend.host_call``).  None under any
+    other transformation (which must see the primitives) and for tensors of different backends."""
+    be = ts[0]._backend
+    if any(t._backend is not be for t in ts[1:]):
+        return None
+    if be.level == 0:
+        return (_direct, be) if be.name == "numpy" or any_level0 else None
+    par = getattr(be, "parent", None)
+    call = getattr(be, "host_call", None)
+    if call is not None and par is not None and par.level == 0 and par.name == "numpy":
+        return call, par
+    return None
+
+
+def _direct(name: str, fn: Any, hs: Any) -> Any:
+    return fn(*hs)
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_k_fn(xshape: tuple[int, ...], wshape: tuple[int, ...], ks: tuple[int, ...], dl: tuple[int, ...],
+               pads: tuple[tuple[int, int], ...], out: tuple[int, ...], need: tuple[bool, ...]) -> Any:
+    """A stride-1, one-group float32 convolution ``conv(x, w[, b]) -> (N, C_out, out...)`` on the compiled
+    flat-row kernels (:mod:`runetensor._backend._convk`), with a hand-written reverse rule.
+
+    On NumPy-backend handles the forward (bias added in the output pass) and the backward (input and
+    weight gradients from the forward's flat rows) run in C; under ``rt.jit`` directly over the NumPy
+    backend each is one step of the program (:func:`_host`).  Under any other transformation the
+    computation is written with runetensor operations (:func:`_conv_nf`, :func:`_conv_nf_bwd`), so
+    higher derivatives work."""
+    n, cout = xshape[0], wshape[0]
+    st = (1,) * len(ks)
+    need_x, need_w = need[:2]
+    need_b = len(need) == 3 and need[2]
+
+    def traced(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+        return reshape(_conv_nf(x, w, 1, ks, st, dl, pads, out, b), (n, cout) + out)
+
+    def fwd_raw(x: Any, w: Any, b: Any = None) -> tuple[Any, Any]:
+        return _convk.forward(x, w, b, ks, dl, pads, out)
+
+    def fun(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+        ts = (x, w) if b is None else (x, w, b)
+        host = _host(*ts)
+        if host is None:
+            return traced(*ts)
+        y = host[0]("conv", lambda *hs: fwd_raw(*hs)[0], [t._data for t in ts])
+        return wrap(y, x._dtype, x._backend)
+
+    conv = custom_vjp(fun)
+
+    def fwd(*args: Tensor) -> tuple[Tensor, tuple]:
+        x = args[0]
+        host = _host(*args)
+        if host is None:
+            return conv(*args), (x, args[1], None)      # at the level below: its own rule again
+        y, xr = host[0]("conv_fwd", fwd_raw, [t._data for t in args])
+        return wrap(y, x._dtype, x._backend), (x, args[1], xr)
+
+    def bwd_raw(gy: Any, xr: Any, w: Any) -> tuple[Any, ...]:
+        gx, gw, gb = _convk.backward(gy, xr, w, xshape, ks, dl, pads, out, need_x, need_w, need_b)
+        return tuple(v for v in (gx, gw, gb) if v is not None)
+
+    def bwd(res: tuple, gy: Tensor) -> tuple[Any, ...]:
+        x, w, xr = res
+        host = None if xr is None else _host(gy, x, w)
+        if host is None:
+            return _conv_nf_bwd(x, w, gy, 1, ks, st, dl, pads, out, need)
+        be, dt = gy._backend, x._dtype
+        got = iter(host[0]("conv_bwd", bwd_raw, [gy._data, xr, w._data]))
+        cts = tuple(wrap(next(got), dt, be) if nd_ else None for nd_ in (need_x, need_w, need_b))
+        return cts if len(need) == 3 else cts[:2]
+
+    conv.defvjp(fwd, bwd)
+    return conv
 
 
 def _conv_nf(x: Tensor, w: Tensor, g: int, ks: tuple[int, ...], st: tuple[int, ...], dl: tuple[int, ...],
@@ -878,47 +976,44 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
     taps = [(i,) + rest for i in range(kk)]
     inner = tuple(slice(a, a + n, 1) for (a, _), n in zip(widths, shape))
 
-    def windows(be: Any, x: Tensor) -> tuple[Any, int]:
+    def windows(be: Any, xd: Any) -> tuple[Any, int]:
         if padded:
-            return be.pad(x._data, list(widths), float("-inf")), 0
-        xp = be.contiguous(x._data)
+            return be.pad(xd, list(widths), float("-inf")), 0
+        xp = be.contiguous(xd)
         return xp, be.offset(xp)
 
-    def chain(be: Any, x: Tensor) -> tuple[Any, int, list, list]:
-        xp, off = windows(be, x)
+    def chain(be: Any, xd: Any) -> tuple:
+        """``(t, *accs)``: the ``(K, N, C, out...)`` window copy and the running maxima over its taps."""
+        xp, off = windows(be, xd)
         t = be.reshape(be.copy(be.as_strided(xp, wshape, wstrides, off)), (kk,) + lead + out)
         vs = [be.view_index(t, key) for key in taps]
         accs = [vs[0]]
         for v in vs[1:]:
             accs.append(be.binary("maximum", accs[-1], v))
-        return xp, off, vs, accs
+        return (t, *accs)
 
     def traced(x: Tensor) -> Tensor:
         return _max_pool_traced(x, ks, st, dl, widths, out)
 
     def fun(x: Tensor) -> Tensor:
-        be = x._backend
-        if be.level != 0:
+        host = _host(x, any_level0=True)
+        if host is None:
             return traced(x)
-        return wrap(chain(be, x)[3][-1], x._dtype, be)
+        call, be = host
+        return wrap(call("max_pool", lambda xd: chain(be, xd)[-1], [x._data]), x._dtype, x._backend)
 
     pool = custom_vjp(fun)
 
     def fwd(x: Tensor) -> tuple[Tensor, tuple]:
-        be = x._backend
-        if be.level != 0:
+        host = _host(x, any_level0=True)
+        if host is None:
             return pool(x), (x, None)            # at the level below: its own rule again
-        kept = chain(be, x)
-        return wrap(kept[3][-1], x._dtype, be), (x, kept)
+        call, be = host
+        kept = call("max_pool_fwd", lambda xd: chain(be, xd), [x._data])
+        return wrap(kept[-1], x._dtype, x._backend), (x, kept)
 
-    def bwd(res: tuple, g: Tensor) -> tuple[Tensor]:
-        x, kept = res
-        be = g._backend
-        if be.level != 0 or x._backend is not be or kept is None:
-            return _vjp(traced, x)[1](g)
-        xp, off, vs, accs = kept
-        dt = x._dtype
-        ct = g._data
+    def grad_raw(be: Any, dt: Any, ct: Any, t: Any, *accs: Any) -> Any:
+        vs = [be.view_index(t, key) for key in taps]
         cts = be.empty((kk,) + lead + out, dt)
         for i in range(kk - 1, 0, -1):
             # maximum's rule: the partials are 1, 0.5 (a tie) or 0 for the earlier operand and one
@@ -933,7 +1028,17 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
         gx = be.full(pshape, 0, dt)
         dst = be.as_strided(gx, wshape, wstrides, 0)
         be.binary("add", dst, be.reshape(cts, wshape), out=dst)
-        return (wrap(be.view_index(gx, inner) if padded else gx, dt, be),)
+        return be.view_index(gx, inner) if padded else gx
+
+    def bwd(res: tuple, g: Tensor) -> tuple[Tensor]:
+        x, kept = res
+        host = None if kept is None else _host(g, x, any_level0=True)
+        if host is None:
+            return _vjp(traced, x)[1](g)
+        call, be = host
+        dt = x._dtype
+        gx = call("max_pool_bwd", lambda *hs: grad_raw(be, dt, *hs), [g._data, *kept])
+        return (wrap(gx, dt, g._backend),)
 
     pool.defvjp(fwd, bwd)
     return pool

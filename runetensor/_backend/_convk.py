@@ -1,0 +1,195 @@
+"""Stride-1 float32 convolutions on the compiled flat-row kernels (``_conv_kernels.c``), for ``rt.nn``.
+
+The layout (see the C file's header): every channel is one row ``(margin | N padded samples |
+margin)`` of ``lr`` float32 values, the ``margin`` being the largest tap offset ``M``; output
+position ``q`` of sample ``n`` sits at ``n * sflat + flat(o)`` in the samples' padded coordinates,
+and tap ``t`` reads the input row at ``q + offs[t]``.  One buffer layout serves the three
+products:
+
+* forward: ``Y (C_out, R) = conv_fwd(W, X, M + offs)``, ``R = N * sflat``; the valid columns are
+  written out as ``(N, C_out, out...)`` with the bias added in the same pass;
+* input gradient: the cotangent placed in the same frame (zeros elsewhere), ``conv_fwd`` with the
+  weight read as ``(C_in, C_out * T)`` and the offsets mirrored (``M - offs``), then cropped;
+* weight gradient: ``conv_wgrad(G, X, offs)`` over ``[M, M + R)``.
+
+Work is cut into ranges of positions that depend on the shapes only (each weight-gradient range
+writes a partial sum of its own, added in range order), run on runetensor's pool: the results are
+the same bits with any thread count.  ``AVAILABLE`` is false without the compiled module; callers
+then take their NumPy paths.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from ._fast import buffer_pool
+from ._parallel import parallel_for
+
+try:
+    from . import _conv_kernels as _ck
+except ImportError:  # no compiler at install time: the callers' NumPy paths run
+    _ck = None
+
+AVAILABLE = _ck is not None
+
+#: multiply-adds per range of positions (ranges are cut from the shapes only)
+_RANGE_WORK = 1 << 22
+_MAX_RANGES = 16
+
+
+def _up4(n: int) -> int:
+    return -(-n // 4) * 4
+
+
+@functools.lru_cache(maxsize=256)
+def geometry(n: int, sp: tuple[int, ...], ks: tuple[int, ...], dl: tuple[int, ...],
+             pads: tuple[tuple[int, int], ...]) -> tuple[Any, ...]:
+    """``(sp_pad, sflat, R, M, lr, offs)`` of the flat-row layout (see the module docstring).
+
+    A sample's block has ``sp_pad[i] = sp[i] + g[i]`` positions along axis ``i``, its data at
+    ``[pads[i][0], pads[i][0] + sp[i])``: the ``g[i] = max(a, b, a + b - extent + 1)`` zeros after the
+    data are the trailing padding of this block and the leading padding of the next one (a window of
+    a valid output reads at most ``b`` past its data and ``a`` before it), and leave room for the
+    output.  Sharing them wastes fewer computed positions than a full padded block per sample (4x4
+    images with padding 1: 25 positions per sample against 36)."""
+    sp_pad = tuple(m + max(a, b, a + b - d * (k - 1)) for m, (a, b), k, d in zip(sp, pads, ks, dl))
+    cs = [1] * len(sp_pad)
+    for i in range(len(sp_pad) - 2, -1, -1):
+        cs[i] = cs[i + 1] * sp_pad[i + 1]
+    offs = [0]
+    for i, (k, d) in enumerate(zip(ks, dl)):
+        offs = [o + j * d * cs[i] for o in offs for j in range(k)]
+    sflat = math.prod(sp_pad)
+    big = max(offs)
+    r = n * sflat
+    return sp_pad, sflat, r, big, r + 2 * big, np.asarray(offs, np.int64)
+
+
+@functools.lru_cache(maxsize=256)
+def _ranges(lo: int, hi: int, work_per_pos: int) -> tuple[tuple[int, int], ...]:
+    """``[lo, hi)`` cut into at most :data:`_MAX_RANGES` ranges of whole 64-position blocks (shape-only)."""
+    total = hi - lo
+    k = max(1, min(_MAX_RANGES, (total * work_per_pos) // _RANGE_WORK, total // 64))
+    step = -(-(-(-total // k)) // 64) * 64
+    return tuple((a, min(hi, a + step)) for a in range(lo, hi, step))
+
+
+def _empty(shape: tuple[int, ...]) -> np.ndarray:
+    """A float32 buffer, recycled when large (fresh pages cost a fault each on first touch: the
+    forward of the 32x32 benchmark convolution spent as long faulting in its buffers as computing)."""
+    return buffer_pool.empty(shape, np.dtype(np.float32))
+
+
+def _zeros(shape: tuple[int, ...]) -> np.ndarray:
+    buf = _empty(shape)
+    buf.fill(0)
+    return buf
+
+
+@functools.lru_cache(maxsize=256)
+def _runs(n: int, nch: int, starts: tuple[int, ...], sizes: tuple[int, ...], sp_pad: tuple[int, ...],
+          row: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the ``(N, nch, sizes...)`` runs along the last axis sit in a frame of rows of ``row`` values
+    (channel ``c``'s row at ``c * row``, sample ``i``'s block at ``base + i * sflat``, the data at
+    ``starts`` of the block), in the dense array's order; and each run's channel."""
+    nd = len(sizes)
+    cs = [1] * nd
+    for i in range(nd - 2, -1, -1):
+        cs[i] = cs[i + 1] * sp_pad[i + 1]
+    sflat = cs[0] * sp_pad[0]
+    grid = (n, nch) + sizes[:-1]
+    off = np.full(grid, base + starts[-1], np.int64)
+    off += (np.arange(n, dtype=np.int64) * sflat).reshape((n,) + (1,) * nd)
+    chan = np.broadcast_to(np.arange(nch, dtype=np.int64).reshape((1, nch) + (1,) * (nd - 1)), grid)
+    off += chan * row
+    for i in range(nd - 1):
+        shape = [1] * (nd + 1)
+        shape[2 + i] = sizes[i]
+        off += ((np.arange(sizes[i], dtype=np.int64) + starts[i]) * cs[i]).reshape(shape)
+    return off.ravel(), np.ascontiguousarray(chan).ravel()
+
+
+def _rows(x: np.ndarray, nch: int, starts: tuple[int, ...], geo: tuple, rows: int | None = None) -> np.ndarray:
+    """``(N, nch, sp...)`` placed in the flat-row frame ``(rows, lr)`` at ``starts`` of each sample's block
+    (zeros around; ``rows`` >= nch)."""
+    sp_pad, sflat, r, big, lr, _ = geo
+    n = x.shape[0]
+    buf = _zeros((nch if rows is None else rows, lr))
+    off = _runs(n, nch, starts, x.shape[2:], sp_pad, lr, big)[0]
+    _ck.copy_runs(np.ascontiguousarray(x), None, buf, off, x.shape[-1], None, None)
+    return buf
+
+
+def _crop(yw: np.ndarray, nch: int, n: int, sp_pad: tuple[int, ...], starts: tuple[int, ...],
+          sizes: tuple[int, ...], bias: np.ndarray | None = None) -> np.ndarray:
+    """The ``(N, nch, sizes...)`` valid positions of a ``(rows, N * sflat)`` wide result (+ ``bias`` per
+    channel), in a new array."""
+    off, chan = _runs(n, nch, starts, sizes, sp_pad, yw.shape[1], 0)
+    y = _empty((n, nch) + sizes)
+    _ck.copy_runs(yw, off, y, None, sizes[-1], bias, None if bias is None else chan)
+    return y
+
+
+def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, ks: tuple[int, ...], dl: tuple[int, ...],
+            pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``conv(x, w) + b`` (float32, stride 1, one group) and the input's flat rows (for the backward)."""
+    n, c = x.shape[:2]
+    cout = w.shape[0]
+    sp = x.shape[2:]
+    geo = geometry(n, sp, ks, dl, pads)
+    sp_pad, sflat, r, big, lr, offs = geo
+    t = len(offs)
+    xr = _rows(x, c, tuple(a for a, _ in pads), geo)
+    c4 = _up4(cout)
+    w2 = np.zeros((c4, c * t), np.float32)
+    w2[:cout] = w.reshape(cout, c * t)
+    yw = _empty((c4, r))
+    fo = offs + big
+    kern = _ck.conv_fwd
+
+    def run(i: int, rg: tuple = _ranges(0, r, c4 * c * t)) -> None:
+        kern(w2, xr, fo, yw, c4, c, lr, r, rg[i][0], rg[i][1])
+
+    parallel_for(run, len(_ranges(0, r, c4 * c * t)))
+    y = _crop(yw, cout, n, sp_pad, (0,) * len(sp), out, None if b is None else np.ascontiguousarray(b))
+    return y, xr
+
+
+def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, ...], ks: tuple[int, ...],
+             dl: tuple[int, ...], pads: tuple[tuple[int, int], ...], out: tuple[int, ...], need_x: bool,
+             need_w: bool, need_b: bool) -> tuple[Any, Any, Any]:
+    """``(gx, gw, gb)`` of :func:`forward` for the cotangent ``gy`` (None where not needed)."""
+    n, c = xshape[:2]
+    sp = xshape[2:]
+    cout = w.shape[0]
+    geo = geometry(n, sp, ks, dl, pads)
+    sp_pad, sflat, r, big, lr, offs = geo
+    t = len(offs)
+    c4 = _up4(cout)
+    gy = np.ascontiguousarray(gy)
+    gx = gw = gb = None
+    if need_x or need_w:
+        gr = _rows(gy, cout, (0,) * len(sp), geo, c4)
+    if need_w:
+        rg = _ranges(big, big + r, c4 * c * t)
+        parts = np.empty((len(rg), c4, c * t), np.float32)
+        wk = _ck.conv_wgrad
+        parallel_for(lambda i: wk(gr, xr, offs, parts[i], c4, c, lr, lr, rg[i][0], rg[i][1]), len(rg))
+        gw = np.ascontiguousarray(np.add.reduce(parts, axis=0)[:cout]).reshape(w.shape)
+    if need_x:
+        ci4 = _up4(c)
+        wt = np.zeros((ci4, c4, t), np.float32)
+        wt[:c, :cout] = np.moveaxis(w.reshape(cout, c, t), 1, 0)
+        wt = wt.reshape(ci4, c4 * t)
+        mo = big - offs
+        gxw = _empty((ci4, r))
+        rg = _ranges(0, r, ci4 * c4 * t)
+        fk = _ck.conv_fwd
+        parallel_for(lambda i: fk(wt, gr, mo, gxw, ci4, c4, lr, r, rg[i][0], rg[i][1]), len(rg))
+        gx = _crop(gxw, c, n, sp_pad, tuple(a for a, _ in pads), sp)
+    if need_b:
+        gb = gy.reshape(n, cout, -1).sum(axis=(0, 2))
+    return gx, gw, gb
