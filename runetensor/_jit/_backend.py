@@ -28,7 +28,7 @@ WRITES = frozenset({"assign", "scatter", "out"}) | EFFECTS
 #: steps whose result is a fresh buffer, never a view of an operand (anything else may alias it)
 _FRESH = frozenset({"where", "clip", "cast", "matmul", "empty", "full", "arange", "concatenate", "pad", "gather",
                     "copy", "random_bits", "random_uniform", "sort", "argsort", "searchsorted", "fused"})
-_FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.")
+_FRESH_PREFIX = ("reduce.", "arg_reduce.", "scan.", "host.")
 
 
 def fresh(s: "Step") -> bool:
@@ -438,6 +438,16 @@ class JitBackend(Backend):
         the witness: the first call's values)."""
         P = self.parent
         self._rec("callback", lambda *xs: P.callback(fn, xs), tuple(hs))
+
+    def host_call(self, name: str, fn: Callable, hs) -> Any:
+        """One step ``host.<name>`` that runs ``fn`` on the parent backend's handles of ``hs`` (now on the
+        witnesses, then at every run) and returns its result's Vars (a handle or a tuple of them).
+
+        For library code whose whole computation on level-0 handles is one unit (``rt.nn``'s
+        convolutions on the compiled kernels, max pooling): ``fn`` must be a pure function of its
+        operands returning fresh buffers (never a view of an operand), since the step is taken as
+        fresh."""
+        return self._rec("host." + name, fn, tuple(hs))
 
     # ------------------------------------------------------------------ linear algebra and FFT
     def linalg(self, op, *args, **params):
