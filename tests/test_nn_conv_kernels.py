@@ -202,7 +202,28 @@ def test_kernel_argument_checks():
         ck.conv_wgrad(y, x, offs, np.zeros((4, 9), np.float32)[:, ::-1], 4, 1, 100, 50, 0, 40)
     with pytest.raises(ValueError, match="conv_fwd: x holds"):
         ck.conv_fwd(w, x.astype(np.float64), offs, y, 4, 1, 100, 50, 0, 50)
-    with pytest.raises(ValueError, match="copy_runs: run 0"):
-        ck.copy_runs(x, np.array([99], np.int64), y, None, 5, None, None)
+    with pytest.raises(ValueError, match="copy_blocks: block 0"):
+        ck.copy_blocks(x, np.array([99], np.int64), 0, y, None, 0, 1, 5, None, None)
+    with pytest.raises(ValueError, match="copy_blocks: block 1"):    # the second block's last row is past src
+        ck.copy_blocks(x, np.array([0, 70], np.int64), 10, y, None, 0, 4, 5, None, None)
     with pytest.raises(ValueError, match="set_isa: avx9 is not available"):
         ck.set_isa("avx9")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_backward_kernel_equals_the_elementwise_rules(monkeypatch, dtype):
+    """Ties (split in halves along the chain), NaNs, signed zeros and infinities: the compiled reverse rule
+    gives the elementwise chain's bits, eager and under rt.jit."""
+    vals = np.array([0.0, -0.0, 1.0, 1.0, np.nan, np.inf, -np.inf, 2.0], dtype)
+    x = rt.asarray(rng.choice(vals, size=(3, 4, 8, 6)).astype(dtype))
+    ct = rt.asarray(rng.choice(np.array([1.0, -2.5, np.inf, 0.0], dtype), size=(3, 4, 4, 3)).astype(dtype))
+    for kw in (dict(kernel_size=2), dict(kernel_size=(2, 3), stride=(2, 3)), dict(kernel_size=3, stride=3, padding=1)):
+        def gx(x, kw=kw):
+            y, pull = rt.vjp(lambda x: nn.max_pool2d(x, **kw), x)
+            return pull(rt.asarray(np.resize(rt.to_numpy(ct), y.shape).astype(dtype)))[0]
+        with_k, jitted = N(gx(x)), N(rt.jit(gx)(x))
+        with monkeypatch.context() as m:
+            m.setattr(_convk, "AVAILABLE", False)
+            without = N(gx(x))
+        np.testing.assert_array_equal(with_k.view(np.uint8), without.view(np.uint8))
+        np.testing.assert_array_equal(jitted.view(np.uint8), without.view(np.uint8))

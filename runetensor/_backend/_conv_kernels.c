@@ -248,69 +248,75 @@ static PyObject *conv_call(PyObject *args, int wgrad)
 static PyObject *conv_fwd(PyObject *self, PyObject *args) { (void)self; return conv_call(args, 0); }
 static PyObject *conv_wgrad(PyObject *self, PyObject *args) { (void)self; return conv_call(args, 1); }
 
-/* copy_runs(src, soff, dst, doff, length, bias, chan): dst[doff[i] + j] = src[soff[i] + j] (+ bias[chan[i]])
-   for every run i and j < length; soff / doff None: runs laid out one after the other (i * length);
-   bias and chan None: a plain copy.  Moves the convolutions' operands into and out of the flat-row
-   frame (NumPy's strided copies over runs of a few elements cost 3-8x more). */
-static PyObject *copy_runs(PyObject *self, PyObject *args)
+/* copy_blocks(src, soff, ss, dst, doff, ds, rows, length, bias, chan): for every block i, row r < rows and
+   j < length: dst[doff[i] + r * ds + j] = src[soff[i] + r * ss + j] (+ bias[chan[i]]).  soff / doff None:
+   blocks laid out one after the other (i * rows * length, rows of length); bias and chan None: a plain
+   copy.  Moves the convolutions' operands into and out of the flat-row frame (NumPy's strided copies
+   over rows of a few elements cost several times more). */
+static PyObject *copy_blocks(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *fn = "copy_runs";
+    const char *fn = "copy_blocks";
     PyObject *so, *soo, *do_, *doo, *bo, *co;
-    Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "OOOOnOO", &so, &soo, &do_, &doo, &len, &bo, &co)) return NULL;
-    if (len < 0) {
-        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: length %zd must be >= 0", fn, len);
+    Py_ssize_t ss, ds, rows, len;
+    if (!PyArg_ParseTuple(args, "OOnOOnnnOO", &so, &soo, &ss, &do_, &doo, &ds, &rows, &len, &bo, &co)) return NULL;
+    if (len < 0 || rows < 0 || ss < 0 || ds < 0) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: rows %zd, length %zd and strides %zd, %zd must be >= 0",
+                     fn, rows, len, ss, ds);
         return NULL;
     }
-    Py_buffer sv, dv, sov = {0}, dov = {0}, bv = {0}, cv = {0};
-    int has_so = soo != Py_None, has_do = doo != Py_None, has_b = bo != Py_None;
     if ((bo == Py_None) != (co == Py_None)) {
         PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: bias and chan must both be given or both be None", fn);
         return NULL;
     }
-    if (!has_so && !has_do) {
-        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: give the run offsets of src or dst (or both)", fn);
+    if (soo == Py_None && doo == Py_None) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: give the block offsets of src or dst (or both)", fn);
         return NULL;
     }
+    Py_buffer sv, dv, sov, dov, bv, cv;
+    int has_so = 0, has_do = 0, has_b = 0, ok = 1;
     if (get_f(so, &sv, 0, 4, 0, fn, "src") < 0) return NULL;
     if (get_f(do_, &dv, 1, 4, 0, fn, "dst") < 0) { PyBuffer_Release(&sv); return NULL; }
-    int ok = 1;
-    if (ok && has_so && get_f(soo, &sov, 0, 8, 0, fn, "soff") < 0) { ok = 0; has_so = 0; }
-    if (ok && has_do && get_f(doo, &dov, 0, 8, 0, fn, "doff") < 0) { ok = 0; has_do = 0; }
-    Py_ssize_t nruns = has_so ? sov.len / 8 : (has_do ? dov.len / 8 : 0);
-    if (ok && has_so && has_do && dov.len / 8 != nruns) {
-        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: soff has %zd runs and doff %zd", fn, nruns, dov.len / 8);
+    if (soo != Py_None) { if (get_f(soo, &sov, 0, 8, 0, fn, "soff") < 0) ok = 0; else has_so = 1; }
+    if (ok && doo != Py_None) { if (get_f(doo, &dov, 0, 8, 0, fn, "doff") < 0) ok = 0; else has_do = 1; }
+    Py_ssize_t nb = has_so ? sov.len / 8 : (has_do ? dov.len / 8 : 0);
+    if (ok && has_so && has_do && dov.len / 8 != nb) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: soff has %zd blocks and doff %zd", fn, nb, dov.len / 8);
         ok = 0;
     }
-    if (ok && has_b) {
-        if (get_f(bo, &bv, 0, 4, 0, fn, "bias") < 0) { ok = 0; has_b = 0; }
-        else if (get_f(co, &cv, 0, 8, nruns, fn, "chan") < 0) { ok = 0; PyBuffer_Release(&bv); has_b = 0; }
+    if (ok && bo != Py_None) {
+        if (get_f(bo, &bv, 0, 4, 0, fn, "bias") < 0) ok = 0;
+        else if (get_f(co, &cv, 0, 8, nb, fn, "chan") < 0) { ok = 0; PyBuffer_Release(&bv); }
+        else has_b = 1;
     }
     const int64_t *sof = has_so ? (const int64_t *)sov.buf : NULL, *dof = has_do ? (const int64_t *)dov.buf : NULL;
     const int64_t *ch = has_b ? (const int64_t *)cv.buf : NULL;
-    const Py_ssize_t ns = sv.len / 4, ndst = dv.len / 4, nb = has_b ? bv.len / 4 : 0;
-    for (Py_ssize_t i = 0; ok && i < nruns; i++) {
-        int64_t a = sof ? sof[i] : (int64_t)(i * len), b = dof ? dof[i] : (int64_t)(i * len);
-        if (a < 0 || b < 0 || a + len > ns || b + len > ndst || (ch && (ch[i] < 0 || ch[i] >= nb))) {
-            PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: run %zd (src %lld, dst %lld, length %zd) lies outside "
-                         "src (%zd) or dst (%zd), or its channel is outside bias", fn, i, (long long)a,
-                         (long long)b, len, ns, ndst);
+    const Py_ssize_t ns = sv.len / 4, ndst = dv.len / 4, nbias = has_b ? bv.len / 4 : 0;
+    const Py_ssize_t span_s = rows ? (rows - 1) * (sof ? ss : len) + len : 0;
+    const Py_ssize_t span_d = rows ? (rows - 1) * (dof ? ds : len) + len : 0;
+    for (Py_ssize_t i = 0; ok && i < nb; i++) {
+        int64_t a = sof ? sof[i] : (int64_t)(i * rows * len), b = dof ? dof[i] : (int64_t)(i * rows * len);
+        if (a < 0 || b < 0 || a + span_s > ns || b + span_d > ndst || (ch && (ch[i] < 0 || ch[i] >= nbias))) {
+            PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: block %zd (src %lld, dst %lld) lies outside src (%zd) "
+                         "or dst (%zd), or its channel is outside bias", fn, i, (long long)a, (long long)b, ns, ndst);
             ok = 0;
         }
     }
     if (ok) {
         const float *src = (const float *)sv.buf, *bias = has_b ? (const float *)bv.buf : NULL;
         float *dst = (float *)dv.buf;
+        const Py_ssize_t sst = sof ? ss : len, dst_st = dof ? ds : len;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < nruns; i++) {
-            const float *s = src + (sof ? sof[i] : (int64_t)(i * len));
-            float *d = dst + (dof ? dof[i] : (int64_t)(i * len));
-            if (bias) {
-                const float bb = bias[ch[i]];
-                for (Py_ssize_t j = 0; j < len; j++) d[j] = s[j] + bb;
-            } else
-                memcpy(d, s, (size_t)len * sizeof(float));
+        for (Py_ssize_t i = 0; i < nb; i++) {
+            const float *sp = src + (sof ? sof[i] : (int64_t)(i * rows * len));
+            float *dp = dst + (dof ? dof[i] : (int64_t)(i * rows * len));
+            const float bb = bias ? bias[ch[i]] : 0.0f;
+            for (Py_ssize_t r = 0; r < rows; r++, sp += sst, dp += dst_st) {
+                if (bias)
+                    for (Py_ssize_t j = 0; j < len; j++) dp[j] = sp[j] + bb;
+                else
+                    for (Py_ssize_t j = 0; j < len; j++) dp[j] = sp[j];
+            }
         }
         Py_END_ALLOW_THREADS
     }
@@ -319,6 +325,97 @@ static PyObject *copy_runs(PyObject *self, PyObject *args)
     if (has_do) PyBuffer_Release(&dov);
     if (has_b) { PyBuffer_Release(&bv); PyBuffer_Release(&cv); }
     if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* the reverse rule of a chain of maxima y = max(...max(max(t[0], t[1]), t[2])..., t[K-1]) over K taps,
+   per element: walking the chain back from the last tap, tap i gets ct * 0 where the running maximum
+   before it is greater, ct * 0.5 on a tie, ct otherwise, and the running maximum keeps ct, ct * 0.5 or
+   ct * 0 (maximum's partials, NaN comparing false: the elementwise rules, in the same operations) */
+/* VT: a 16-byte vector of T, VI: the integer vector its comparisons give (all ones where true) */
+#define SEL(m, x, y, VI) (((m) & (VI)(x)) | (~(m) & (VI)(y)))
+#define DEFINE_POOL_BWD(NAME, T, VT, VI, W)                                                         \
+static void NAME(const T *t, const T *ct, T *cts, Py_ssize_t kk, Py_ssize_t m, T *acc)             \
+{                                                                                                 \
+    const Py_ssize_t mv = m / (W) * (W);                                                          \
+    /* acc[i * m + j]: the running maximum over taps 0..i (kept for the backward walk); NaN kept */ \
+    memcpy(acc, t, (size_t)m * sizeof(T));                                                        \
+    for (Py_ssize_t i = 1; i < kk - 1; i++) {                                                     \
+        const T *ap = acc + (i - 1) * m, *vp = t + i * m;                                         \
+        T *np_ = acc + i * m;                                                                     \
+        Py_ssize_t j = 0;                                                                         \
+        for (; j < mv; j += (W)) {                                                                \
+            VT a, v;                                                                              \
+            memcpy(&a, ap + j, sizeof a); memcpy(&v, vp + j, sizeof v);                           \
+            VI keep = (a >= v) | (a != a);                                                        \
+            VI r = SEL(keep, a, v, VI);                                                           \
+            memcpy(np_ + j, &r, sizeof r);                                                        \
+        }                                                                                         \
+        for (; j < m; j++) np_[j] = (ap[j] >= vp[j] || ap[j] != ap[j]) ? ap[j] : vp[j];          \
+    }                                                                                             \
+    T *c = cts;                           /* row 0 carries the running cotangent, tap 0's at the end */ \
+    memcpy(c, ct, (size_t)m * sizeof(T));                                                         \
+    for (Py_ssize_t i = kk - 1; i > 0; i--) {                                                     \
+        const T *ap = acc + (i - 1) * m, *vp = t + i * m;                                         \
+        T *op = cts + i * m;                                                                      \
+        Py_ssize_t j = 0;                                                                         \
+        for (; j < mv; j += (W)) {        /* maximum's partials as selects, no branches */        \
+            VT a, v, cj;                                                                          \
+            memcpy(&a, ap + j, sizeof a); memcpy(&v, vp + j, sizeof v); memcpy(&cj, c + j, sizeof cj); \
+            const VT half = cj * (T)0.5, zero = cj * (T)0.0;                                      \
+            const VI gt = a > v, eq = a == v;                                                     \
+            const VI o = SEL(gt, zero, SEL(eq, half, cj, VI), VI);                                \
+            const VI cn = SEL(gt, cj, SEL(eq, half, zero, VI), VI);                               \
+            memcpy(op + j, &o, sizeof o); memcpy(c + j, &cn, sizeof cn);                          \
+        }                                                                                         \
+        for (; j < m; j++) {                                                                      \
+            const T cj = c[j], half = cj * (T)0.5, zero = cj * (T)0.0, a = ap[j], v = vp[j];      \
+            op[j] = a > v ? zero : (a == v ? half : cj);                                          \
+            c[j] = a > v ? cj : (a == v ? half : zero);                                           \
+        }                                                                                         \
+    }                                                                                             \
+}
+typedef double v2d __attribute__((vector_size(16)));
+typedef int32_t v4i32 __attribute__((vector_size(16)));
+typedef int64_t v2i64 __attribute__((vector_size(16)));
+DEFINE_POOL_BWD(pool_bwd_f32, float, v4f, v4i32, 4)
+DEFINE_POOL_BWD(pool_bwd_f64, double, v2d, v2i64, 2)
+
+/* max_pool_bwd(t, ct, cts, kk): t and cts (kk, m), ct (m,), float32 or float64 (by item size) */
+static PyObject *max_pool_bwd(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *fn = "max_pool_bwd";
+    PyObject *to, *co, *oo;
+    Py_ssize_t kk;
+    if (!PyArg_ParseTuple(args, "OOOn", &to, &co, &oo, &kk)) return NULL;
+    Py_buffer tv, cv, ov;
+    if (PyObject_GetBuffer(to, &tv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    Py_ssize_t isz = tv.itemsize;
+    if ((isz != 4 && isz != 8) || kk < 1 || tv.len % (kk * isz)) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: t must hold kk=%zd rows of float32 or float64, got %zd "
+                     "bytes of %zd-byte items", fn, kk, tv.len, isz);
+        PyBuffer_Release(&tv);
+        return NULL;
+    }
+    Py_ssize_t m = tv.len / (kk * isz);
+    if (get_f(co, &cv, 0, isz, m, fn, "ct") < 0) { PyBuffer_Release(&tv); return NULL; }
+    if (get_f(oo, &ov, 1, isz, kk * m, fn, "cts") < 0) { PyBuffer_Release(&tv); PyBuffer_Release(&cv); return NULL; }
+    void *acc = kk > 1 ? malloc((size_t)((kk - 1) * m * isz)) : NULL;
+    if (kk > 1 && acc == NULL) {
+        PyBuffer_Release(&tv); PyBuffer_Release(&cv); PyBuffer_Release(&ov);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (kk == 1)
+        memcpy(ov.buf, cv.buf, (size_t)(m * isz));
+    else if (isz == 4)
+        pool_bwd_f32((const float *)tv.buf, (const float *)cv.buf, (float *)ov.buf, kk, m, (float *)acc);
+    else
+        pool_bwd_f64((const double *)tv.buf, (const double *)cv.buf, (double *)ov.buf, kk, m, (double *)acc);
+    Py_END_ALLOW_THREADS
+    free(acc);
+    PyBuffer_Release(&tv); PyBuffer_Release(&cv); PyBuffer_Release(&ov);
     Py_RETURN_NONE;
 }
 
@@ -354,9 +451,12 @@ static PyMethodDef methods[] = {
     {"conv_wgrad", conv_wgrad, METH_VARARGS,
      "conv_wgrad(g, x, offs, gw, rows, cin, lx, lg, q_lo, q_hi): gw[r, ci*T+t] = sum_{q in [q_lo, q_hi)} "
      "g[r, q] x[ci, q+offs[t]] (gw overwritten)"},
-    {"copy_runs", copy_runs, METH_VARARGS,
-     "copy_runs(src, soff, dst, doff, length, bias, chan): dst[doff[i]+j] = src[soff[i]+j] (+ bias[chan[i]]) "
-     "(float32; offsets int64, None: consecutive runs)"},
+    {"copy_blocks", copy_blocks, METH_VARARGS,
+     "copy_blocks(src, soff, ss, dst, doff, ds, rows, length, bias, chan): dst[doff[i] + r*ds + j] = "
+     "src[soff[i] + r*ss + j] (+ bias[chan[i]]) (float32; offsets int64, None: consecutive blocks)"},
+    {"max_pool_bwd", max_pool_bwd, METH_VARARGS,
+     "max_pool_bwd(t, ct, cts, kk): cts (kk, m) = the reverse rule of the chain of maxima over the kk rows of t "
+     "(float32 or float64) for the cotangent ct (m,)"},
     {"set_isa", set_isa, METH_VARARGS, "set_isa(name) -> previous: 'baseline', 'avx2' or 'avx512' loops (tests)"},
     {NULL, NULL, 0, NULL}
 };

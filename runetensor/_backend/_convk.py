@@ -90,26 +90,29 @@ def _zeros(shape: tuple[int, ...]) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _runs(n: int, nch: int, starts: tuple[int, ...], sizes: tuple[int, ...], sp_pad: tuple[int, ...],
-          row: int, base: int) -> tuple[np.ndarray, np.ndarray]:
-    """Where the ``(N, nch, sizes...)`` runs along the last axis sit in a frame of rows of ``row`` values
-    (channel ``c``'s row at ``c * row``, sample ``i``'s block at ``base + i * sflat``, the data at
-    ``starts`` of the block), in the dense array's order; and each run's channel."""
+def _blocks(n: int, nch: int, starts: tuple[int, ...], sizes: tuple[int, ...], sp_pad: tuple[int, ...],
+            row: int, base: int) -> tuple[np.ndarray, np.ndarray, int, int, int]:
+    """Where the ``(N, nch, sizes...)`` blocks of the last two axes sit in a frame of rows of ``row``
+    values (channel ``c``'s row at ``c * row``, sample ``i``'s block at ``base + i * sflat``, the data at
+    ``starts`` of the block), in the dense array's order: ``(offsets, channels, frame row stride, rows,
+    length)``."""
     nd = len(sizes)
     cs = [1] * nd
     for i in range(nd - 2, -1, -1):
         cs[i] = cs[i + 1] * sp_pad[i + 1]
     sflat = cs[0] * sp_pad[0]
-    grid = (n, nch) + sizes[:-1]
-    off = np.full(grid, base + starts[-1], np.int64)
-    off += (np.arange(n, dtype=np.int64) * sflat).reshape((n,) + (1,) * nd)
-    chan = np.broadcast_to(np.arange(nch, dtype=np.int64).reshape((1, nch) + (1,) * (nd - 1)), grid)
+    lead = max(nd - 2, 0)                # axes enumerated as blocks (the last two are a block's rows)
+    grid = (n, nch) + sizes[:lead]
+    off = np.full(grid, base + sum(a * c for a, c in zip(starts[lead:], cs[lead:])), np.int64)
+    off += (np.arange(n, dtype=np.int64) * sflat).reshape((n,) + (1,) * (lead + 1))
+    chan = np.broadcast_to(np.arange(nch, dtype=np.int64).reshape((1, nch) + (1,) * lead), grid)
     off += chan * row
-    for i in range(nd - 1):
-        shape = [1] * (nd + 1)
+    for i in range(lead):
+        shape = [1] * (lead + 2)
         shape[2 + i] = sizes[i]
         off += ((np.arange(sizes[i], dtype=np.int64) + starts[i]) * cs[i]).reshape(shape)
-    return off.ravel(), np.ascontiguousarray(chan).ravel()
+    rows = sizes[-2] if nd >= 2 else 1
+    return off.ravel(), np.ascontiguousarray(chan).ravel(), cs[-2] if nd >= 2 else 0, rows, sizes[-1]
 
 
 def _rows(x: np.ndarray, nch: int, starts: tuple[int, ...], geo: tuple, rows: int | None = None) -> np.ndarray:
@@ -118,8 +121,8 @@ def _rows(x: np.ndarray, nch: int, starts: tuple[int, ...], geo: tuple, rows: in
     sp_pad, sflat, r, big, lr, _ = geo
     n = x.shape[0]
     buf = _zeros((nch if rows is None else rows, lr))
-    off = _runs(n, nch, starts, x.shape[2:], sp_pad, lr, big)[0]
-    _ck.copy_runs(np.ascontiguousarray(x), None, buf, off, x.shape[-1], None, None)
+    off, _, fs, nr, ln = _blocks(n, nch, starts, x.shape[2:], sp_pad, lr, big)
+    _ck.copy_blocks(np.ascontiguousarray(x), None, 0, buf, off, fs, nr, ln, None, None)
     return buf
 
 
@@ -127,9 +130,9 @@ def _crop(yw: np.ndarray, nch: int, n: int, sp_pad: tuple[int, ...], starts: tup
           sizes: tuple[int, ...], bias: np.ndarray | None = None) -> np.ndarray:
     """The ``(N, nch, sizes...)`` valid positions of a ``(rows, N * sflat)`` wide result (+ ``bias`` per
     channel), in a new array."""
-    off, chan = _runs(n, nch, starts, sizes, sp_pad, yw.shape[1], 0)
+    off, chan, fs, nr, ln = _blocks(n, nch, starts, sizes, sp_pad, yw.shape[1], 0)
     y = _empty((n, nch) + sizes)
-    _ck.copy_runs(yw, off, y, None, sizes[-1], bias, None if bias is None else chan)
+    _ck.copy_blocks(yw, off, fs, y, None, 0, nr, ln, bias, None if bias is None else chan)
     return y
 
 
@@ -191,5 +194,19 @@ def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, .
         parallel_for(lambda i: fk(wt, gr, mo, gxw, ci4, c4, lr, r, rg[i][0], rg[i][1]), len(rg))
         gx = _crop(gxw, c, n, sp_pad, tuple(a for a, _ in pads), sp)
     if need_b:
-        gb = gy.reshape(n, cout, -1).sum(axis=(0, 2))
+        # each channel's cotangent is one contiguous frame row (zeros around the valid positions): a row
+        # sum instead of NumPy's slow reduction over the batch and spatial axes of (N, C_out, out...)
+        rows = gr if need_x or need_w else _rows(gy, cout, (0,) * len(sp), geo, c4)
+        gb = np.add.reduce(rows[:cout], axis=1)
     return gx, gw, gb
+
+
+def max_pool_cts(t: np.ndarray, ct: np.ndarray) -> np.ndarray | None:
+    """The per-tap cotangents ``(K, ...)`` of the chain of maxima over the ``K`` rows of the window copy ``t``
+    (``rt.nn``'s max pooling) for the cotangent ``ct`` of its result; None for dtypes other than float32 and
+    float64 (the caller's elementwise path)."""
+    if t.dtype not in (np.float32, np.float64) or ct.dtype != t.dtype:
+        return None
+    cts = np.empty(t.shape, t.dtype)
+    _ck.max_pool_bwd(np.ascontiguousarray(t), np.ascontiguousarray(ct), cts, t.shape[0])
+    return cts

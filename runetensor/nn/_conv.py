@@ -1013,6 +1013,16 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
         return wrap(kept[-1], x._dtype, x._backend), (x, kept)
 
     def grad_raw(be: Any, dt: Any, ct: Any, t: Any, *accs: Any) -> Any:
+        cts = _convk.max_pool_cts(t, ct) if _convk.AVAILABLE and be.name == "numpy" else None
+        if cts is None:
+            cts = chain_cts(be, dt, ct, t, accs)
+        gx = be.full(pshape, 0, dt)
+        dst = be.as_strided(gx, wshape, wstrides, 0)
+        be.binary("add", dst, be.reshape(cts, wshape), out=dst)
+        return be.view_index(gx, inner) if padded else gx
+
+    def chain_cts(be: Any, dt: Any, ct: Any, t: Any, accs: tuple) -> Any:
+        """The per-tap cotangents with the elementwise primitives (the compiled kernel's arithmetic)."""
         vs = [be.view_index(t, key) for key in taps]
         cts = be.empty((kk,) + lead + out, dt)
         for i in range(kk - 1, 0, -1):
@@ -1025,10 +1035,7 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
             be.assign(be.view_index(cts, taps[i]), be.where(gt, zero, be.where(eq, half, ct)))
             ct = be.where(gt, ct, be.where(eq, half, zero))
         be.assign(be.view_index(cts, taps[0]), ct)
-        gx = be.full(pshape, 0, dt)
-        dst = be.as_strided(gx, wshape, wstrides, 0)
-        be.binary("add", dst, be.reshape(cts, wshape), out=dst)
-        return be.view_index(gx, inner) if padded else gx
+        return cts
 
     def bwd(res: tuple, g: Tensor) -> tuple[Tensor]:
         x, kept = res
