@@ -53,7 +53,8 @@ def small_sizes(monkeypatch):
     nb = sys.modules["runetensor._backend.numpy_backend"]
     monkeypatch.setattr(nb, "_FAST_MIN", 64)
     for name, v in (("PAR_MIN_CHEAP", 64), ("PAR_MIN", 64), ("LOWP_MIN", 64), ("ELEM_CHUNK", 4096),
-                    ("RED_MIN", 64), ("RED_CHUNK", 1024), ("KCOL_MIN", 16), ("LUT_MIN", 64)):
+                    ("RED_MIN", 64), ("RED_CHUNK", 1024), ("KCOL_MIN", 16), ("LUT_MIN", 64),
+                    ("KSUM_CHUNK", 1000)):
         monkeypatch.setattr(_fast, name, v)
     old = rt.get_num_threads()
     rt.set_num_threads(3)
@@ -284,3 +285,38 @@ def test_sums_with_nan_inf_and_signed_zeros(simd):
     rows = be.reduce("sum", m, (1,), False)
     np.testing.assert_array_equal(np.isnan(rows), np.isnan(np.sum(m, axis=1)))
     np.testing.assert_array_equal(np.isinf(rows), np.isinf(np.sum(m, axis=1)))
+
+
+def test_claimed_chunk_sums_match_the_chunk_kernels():
+    x = np.random.default_rng(8).standard_normal(10_007).astype(np.float32)
+    for chunk in (1, 64, 1000, 10_007, 20_000):
+        nparts = -(-x.size // chunk)
+        parts = np.full(nparts, 7.0)
+        counter = np.zeros(1, np.int64)
+        K.sum_f32_claim(x, chunk, counter, parts)
+        K.sum_f32_claim(x, chunk, counter, parts)  # a late thread finds nothing left to do
+        want = [K.sum_f32(x, k * chunk, min(x.size, (k + 1) * chunk)) for k in range(nparts)]
+        np.testing.assert_array_equal(parts, want)
+    m = x[:10_000].reshape(40, 250)
+    for chunk in (1, 3, 40, 100):
+        out = np.full(40, 7.0, np.float32)
+        K.sum_rows_f32_claim(m, 40, 250, out, chunk, np.zeros(1, np.int64))
+        want = np.empty(40, np.float32)
+        K.sum_rows_f32(m, 40, 250, want, 0, 40)
+        assert_same_bits(out, want)
+
+
+def test_claim_kernel_arguments_are_checked():
+    x = np.ones(100, np.float32)
+    with pytest.raises(ValueError, match="sum_f32_claim.*parts"):
+        K.sum_f32_claim(x, 10, np.zeros(1, np.int64), np.zeros(9))  # 10 chunks need 10 parts
+    with pytest.raises(ValueError, match="sum_f32_claim.*counter"):
+        K.sum_f32_claim(x, 10, np.zeros(1, np.int32), np.zeros(10))
+    with pytest.raises(ValueError, match="sum_f32_claim.*chunk"):
+        K.sum_f32_claim(x, 0, np.zeros(1, np.int64), np.zeros(10))
+    with pytest.raises(ValueError, match="sum_rows_f32_claim"):
+        K.sum_rows_f32_claim(x, 10, 11, np.zeros(10, np.float32), 2, np.zeros(1, np.int64))  # src too short
+    with pytest.raises(ValueError, match="sum_rows_f32_claim"):
+        K.sum_rows_f32_claim(x, 10, 10, np.zeros(9, np.float32), 2, np.zeros(1, np.int64))
+    with pytest.raises(ValueError, match="sum_rows_f32_claim"):
+        K.sum_rows_f32_claim(x, -1, 10, np.zeros(9, np.float32), 2, np.zeros(1, np.int64))

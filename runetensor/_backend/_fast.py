@@ -1116,6 +1116,9 @@ def _keep(r, shape, axes, keepdims):
 
 #: columns per chunk of a compiled leading-axis float32 sum (at least)
 KCOL_MIN = 256
+#: elements per chunk of a compiled float32 sum of everything or along trailing axes (fixed: the
+#: chunks, claimed by the threads in C, do not depend on the thread count)
+KSUM_CHUNK = 1 << 18
 
 
 def _sum_f32_kernel(x, axes, nd, k):
@@ -1125,11 +1128,13 @@ def _sum_f32_kernel(x, axes, nd, k):
     same error bound).  ``None`` when not applicable."""
     if axes == tuple(range(nd)):
         v = x.reshape(-1)
-        ranges = chunk_ranges(v.size, RED_CHUNK, ALIGN)
-        kern = _kernels.sum_f32
-        parts = parallel_for(lambda i: kern(v, ranges[i][0], ranges[i][1]), len(ranges))
+        parts = np.empty(-(-v.size // KSUM_CHUNK), _F64)
+        counter = np.zeros(1, _I64)
+        kern = _kernels.sum_f32_claim
+        # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk)
+        parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), min(get_num_threads(), parts.size))
         total = 0.0
-        for p in parts:  # fixed order: the chunks do not depend on the thread count
+        for p in parts.tolist():  # fixed order: the chunks do not depend on the thread count
             total += p
         with _quiet():
             return np.asarray(total, dtype=_F32)
@@ -1157,11 +1162,12 @@ def _sum_f32_kernel(x, axes, nd, k):
             return None
         m = x.reshape(outer, inner)
         r = np.empty(outer, _F32)
-        # fixed row chunks (each row is summed on its own: the result depends on neither the
+        # row chunks claimed in C (each row is summed on its own: the result depends on neither the
         # chunking nor the thread count)
-        ranges = chunk_ranges(outer, max(1, RED_CHUNK // inner))
-        kern = _kernels.sum_rows_f32
-        parallel_for(lambda i: kern(m, outer, inner, r, ranges[i][0], ranges[i][1]), len(ranges))
+        rows = max(1, KSUM_CHUNK // inner)
+        counter = np.zeros(1, _I64)
+        kern = _kernels.sum_rows_f32_claim
+        parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), min(get_num_threads(), -(-outer // rows)))
         return r
     return None
 

@@ -1112,6 +1112,105 @@ static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
     return matrix_call(args, "sum_rows_f32", 1, 0, rows_loop);
 }
 
+/* Chunks claimed through a shared int64 counter: each thread that calls one of the *_claim functions
+   below takes the next unclaimed chunk until none is left, with the GIL released throughout (one
+   call per thread instead of one per chunk: no GIL hand-off between chunks, so the chunks can be
+   small and the threads finish together).  The chunks themselves are fixed by the arguments, so
+   the results do not depend on which thread took which chunk, nor on the thread count. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define CLAIM(p) _InterlockedExchangeAdd64((volatile long long *)(p), 1)
+#else
+#define CLAIM(p) __atomic_fetch_add((p), 1, __ATOMIC_RELAXED)
+#endif
+
+/* a writable buffer of 8-byte items, at least `need` of them (the counter, float64 results) */
+static int get_w8(PyObject *o, Py_buffer *v, Py_ssize_t need, const char *fn, const char *what)
+{
+    if (get_buf(o, v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, fn, what) < 0) return -1;
+    if (v->itemsize != 8 || v->len / 8 < need) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s must hold at least %zd 8-byte items; got %zd %zd-byte items",
+                     fn, what, need, v->len / (v->itemsize ? v->itemsize : 1), v->itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    return 0;
+}
+
+/* src, chunk, counter, parts: parts[k] = the lane sum (sum_f32) of chunk k, src[k * chunk : (k + 1) * chunk]
+   of the float32 buffer src, for k = 0 .. ceil(n / chunk) - 1 (len(parts) of them), chunks claimed
+   through counter (int64, 0 before the first call) */
+static PyObject *sum_f32_claim(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *co, *po;
+    Py_ssize_t chunk;
+    if (!PyArg_ParseTuple(args, "OnOO", &ao, &chunk, &co, &po)) return NULL;
+    if (chunk < 1) {
+        PyErr_Format(PyExc_ValueError, "_kernels.sum_f32_claim: chunk %zd is invalid; expected >= 1", chunk);
+        return NULL;
+    }
+    Py_buffer av, cv, pv;
+    if (get_src(ao, &av, 4, 0, "sum_f32_claim", "src") < 0) return NULL;
+    Py_ssize_t n = av.len / 4, nparts = n / chunk + (n % chunk != 0);
+    if (get_w8(co, &cv, 1, "sum_f32_claim", "counter") < 0) { PyBuffer_Release(&av); return NULL; }
+    if (get_w8(po, &pv, nparts, "sum_f32_claim", "parts") < 0) {
+        PyBuffer_Release(&av);
+        PyBuffer_Release(&cv);
+        return NULL;
+    }
+    const float *x = (const float *)av.buf;
+    int64_t *counter = (int64_t *)cv.buf;
+    double *parts = (double *)pv.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        int64_t k = CLAIM(counter);
+        if (k < 0 || k >= nparts) break;
+        Py_ssize_t lo = (Py_ssize_t)k * chunk, hi = n - lo < chunk ? n : lo + chunk;
+        parts[k] = sum_f32_range(x + lo, hi - lo);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&cv);
+    PyBuffer_Release(&pv);
+    Py_RETURN_NONE;
+}
+
+/* src, rows, cols, out, chunk, counter: out[r] = sum_rows_f32's row sums of the C-contiguous (rows, cols)
+   float32 matrix src, the rows in chunks of `chunk` rows claimed through counter */
+static PyObject *sum_rows_f32_claim(PyObject *self, PyObject *args)
+{
+    PyObject *ao, *oo, *co;
+    Py_ssize_t rows, cols, chunk;
+    if (!PyArg_ParseTuple(args, "OnnOnO", &ao, &rows, &cols, &oo, &chunk, &co)) return NULL;
+    if (rows < 0 || cols < 0 || chunk < 1 || (cols > 0 && rows > PY_SSIZE_T_MAX / cols)) {
+        PyErr_Format(PyExc_ValueError, "_kernels.sum_rows_f32_claim: shape (%zd, %zd) / chunk %zd is invalid; "
+                     "expected rows, cols >= 0 and chunk >= 1", rows, cols, chunk);
+        return NULL;
+    }
+    Py_buffer av, ov, cv;
+    if (get_src(ao, &av, 4, rows * cols, "sum_rows_f32_claim", "src") < 0) return NULL;
+    if (get_out(oo, &ov, 4, rows, "sum_rows_f32_claim") < 0) { PyBuffer_Release(&av); return NULL; }
+    if (get_w8(co, &cv, 1, "sum_rows_f32_claim", "counter") < 0) {
+        PyBuffer_Release(&av);
+        PyBuffer_Release(&ov);
+        return NULL;
+    }
+    Py_ssize_t nparts = rows / chunk + (rows % chunk != 0);
+    int64_t *counter = (int64_t *)cv.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        int64_t k = CLAIM(counter);
+        if (k < 0 || k >= nparts) break;
+        Py_ssize_t r0 = (Py_ssize_t)k * chunk, r1 = rows - r0 < chunk ? rows : r0 + chunk;
+        rows_loop((const float *)av.buf, rows, cols, (float *)ov.buf, r0, r1);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&cv);
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Philox4x32-10 (Salmon et al., SC'11): the backend's random_bits stream    */
 /* ------------------------------------------------------------------------ */
@@ -1589,6 +1688,10 @@ static PyMethodDef methods[] = {
      "lut16(a, table, out, lo, hi): out[i] = table[a[i]] (2-byte items, a 65536-entry table)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
+    {"sum_f32_claim", sum_f32_claim, METH_VARARGS,
+     "sum_f32_claim(src, chunk, counter, parts): parts[k] = sum_f32 of chunk k, chunks claimed through counter"},
+    {"sum_rows_f32_claim", sum_rows_f32_claim, METH_VARARGS,
+     "sum_rows_f32_claim(src, rows, cols, out, chunk, counter): sum_rows_f32 in row chunks claimed through counter"},
     {"sum_rows_f32", sum_rows_f32, METH_VARARGS,
      "sum_rows_f32(src, rows, cols, out, r0, r1): out[r] = sum of row r (sum_f32's lanes, rounded once)"},
     {NULL, NULL, 0, NULL}
