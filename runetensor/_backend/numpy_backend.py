@@ -449,6 +449,10 @@ def _large_binary(op, fn, x, y, xd):
     # division/modulo/power: the ufunc itself where there is one (the wrappers add integer
     # rules); integer division truncating toward zero is a composite: its passes chunk by chunk
     k = xd.kind
+    if op == "pow" and k == "f" and type(x) is _ND and type(y) in (int, float) and y in (1, 2):
+        # x ** 2 as x * x (NumPy's own ``x ** 2`` squares; its general power loop is ~3x slower and gave
+        # the same bits on 4M random float32), and x ** 1 (the derivative of x ** 2) as x * 1
+        return _fast.ufunc_call(np.multiply, x, x if y == 2 else 1.0)
     if k in "fc":
         return _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn), x, y)
     if k in "iu" and op in _INT_UFUNC:
