@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._fast import buffer_pool
+from ._blas import BUSY_OK_MNK
 from ._parallel import parallel_for
 
 try:
@@ -35,8 +36,12 @@ except ImportError:  # no compiler at install time: the callers' NumPy paths run
 
 AVAILABLE = _ck is not None
 
-#: multiply-adds per range of positions (ranges are cut from the shapes only)
+#: multiply-adds per range of positions (ranges are cut from the shapes only); products of at least
+#: :data:`_BIG_WORK` are cut into ranges of at least ``BUSY_OK_MNK`` multiply-adds, which run on the pool even
+#: while the load average is high (as the matrix products' blocks: a descheduled helper costs at most one
+#: range's wait)
 _RANGE_WORK = 1 << 22
+_BIG_WORK = 1 << 25
 _MAX_RANGES = 16
 
 
@@ -72,7 +77,8 @@ def geometry(n: int, sp: tuple[int, ...], ks: tuple[int, ...], dl: tuple[int, ..
 def _ranges(lo: int, hi: int, work_per_pos: int) -> tuple[tuple[int, int], ...]:
     """``[lo, hi)`` cut into at most :data:`_MAX_RANGES` ranges of whole 64-position blocks (shape-only)."""
     total = hi - lo
-    k = max(1, min(_MAX_RANGES, (total * work_per_pos) // _RANGE_WORK, total // 64))
+    work = total * work_per_pos
+    k = max(1, min(_MAX_RANGES, work // (BUSY_OK_MNK if work >= _BIG_WORK else _RANGE_WORK), total // 64))
     step = -(-(-(-total // k)) // 64) * 64
     return tuple((a, min(hi, a + step)) for a in range(lo, hi, step))
 
@@ -83,10 +89,38 @@ def _empty(shape: tuple[int, ...]) -> np.ndarray:
     return buffer_pool.empty(shape, np.dtype(np.float32))
 
 
+#: frame copies and fills of at least this many values run in chunks on the pool (memory-bound: the
+#: pool's usual rule, serial while the cores are busy)
+_COPY_PAR = 1 << 19
+
+
 def _zeros(shape: tuple[int, ...]) -> np.ndarray:
     buf = _empty(shape)
-    buf.fill(0)
+    flat = buf.reshape(-1)
+    k = min(8, flat.size // _COPY_PAR) or 1
+    step = -(-flat.size // k)
+    parallel_for(lambda i: flat[i * step:(i + 1) * step].fill(0), k)
     return buf
+
+
+def _copy(src: np.ndarray, soff: Any, ss: int, dst: np.ndarray, doff: Any, ds: int, rows: int, length: int,
+          bias: Any, chan: Any) -> None:
+    """``copy_blocks`` in chunks of blocks on the pool when large (the same values in any case)."""
+    nb = len(soff if soff is not None else doff)
+    per = rows * length
+    k = min(8, (nb * per) // _COPY_PAR, nb) or 1
+    step = -(-nb // k)
+    sflat, dflat = src.reshape(-1), dst.reshape(-1)
+
+    def run(i: int) -> None:
+        a, b = i * step, min(nb, (i + 1) * step)
+        if a >= b:
+            return
+        s = sflat if soff is not None else sflat[a * per:]
+        d = dflat if doff is not None else dflat[a * per:]
+        _ck.copy_blocks(s, None if soff is None else soff[a:b], ss, d, None if doff is None else doff[a:b], ds,
+                        rows, length, bias, None if chan is None else chan[a:b])
+    parallel_for(run, k)
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,7 +156,7 @@ def _rows(x: np.ndarray, nch: int, starts: tuple[int, ...], geo: tuple, rows: in
     n = x.shape[0]
     buf = _zeros((nch if rows is None else rows, lr))
     off, _, fs, nr, ln = _blocks(n, nch, starts, x.shape[2:], sp_pad, lr, big)
-    _ck.copy_blocks(np.ascontiguousarray(x), None, 0, buf, off, fs, nr, ln, None, None)
+    _copy(np.ascontiguousarray(x), None, 0, buf, off, fs, nr, ln, None, None)
     return buf
 
 
@@ -132,7 +166,7 @@ def _crop(yw: np.ndarray, nch: int, n: int, sp_pad: tuple[int, ...], starts: tup
     channel), in a new array."""
     off, chan, fs, nr, ln = _blocks(n, nch, starts, sizes, sp_pad, yw.shape[1], 0)
     y = _empty((n, nch) + sizes)
-    _ck.copy_blocks(yw, off, fs, y, None, 0, nr, ln, bias, None if bias is None else chan)
+    _copy(yw, off, fs, y, None, 0, nr, ln, bias, None if bias is None else chan)
     return y
 
 
@@ -156,7 +190,7 @@ def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, ks: tuple[int, .
     def run(i: int, rg: tuple = _ranges(0, r, c4 * c * t)) -> None:
         kern(w2, xr, fo, yw, c4, c, lr, r, rg[i][0], rg[i][1])
 
-    parallel_for(run, len(_ranges(0, r, c4 * c * t)))
+    parallel_for(run, len(_ranges(0, r, c4 * c * t)), r * c4 * c * t >= _BIG_WORK)
     y = _crop(yw, cout, n, sp_pad, (0,) * len(sp), out, None if b is None else np.ascontiguousarray(b))
     return y, xr
 
@@ -180,7 +214,8 @@ def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, .
         rg = _ranges(big, big + r, c4 * c * t)
         parts = np.empty((len(rg), c4, c * t), np.float32)
         wk = _ck.conv_wgrad
-        parallel_for(lambda i: wk(gr, xr, offs, parts[i], c4, c, lr, lr, rg[i][0], rg[i][1]), len(rg))
+        parallel_for(lambda i: wk(gr, xr, offs, parts[i], c4, c, lr, lr, rg[i][0], rg[i][1]), len(rg),
+                     r * c4 * c * t >= _BIG_WORK)
         gw = np.ascontiguousarray(np.add.reduce(parts, axis=0)[:cout]).reshape(w.shape)
     if need_x:
         ci4 = _up4(c)
@@ -191,7 +226,8 @@ def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, .
         gxw = _empty((ci4, r))
         rg = _ranges(0, r, ci4 * c4 * t)
         fk = _ck.conv_fwd
-        parallel_for(lambda i: fk(wt, gr, mo, gxw, ci4, c4, lr, r, rg[i][0], rg[i][1]), len(rg))
+        parallel_for(lambda i: fk(wt, gr, mo, gxw, ci4, c4, lr, r, rg[i][0], rg[i][1]), len(rg),
+                     r * ci4 * c4 * t >= _BIG_WORK)
         gx = _crop(gxw, c, n, sp_pad, tuple(a for a, _ in pads), sp)
     if need_b:
         # each channel's cotangent is one contiguous frame row (zeros around the valid positions): a row
