@@ -210,10 +210,11 @@ def test_kernel_argument_checks():
         ck.set_isa("avx9")
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_max_pool_backward_kernel_equals_the_elementwise_rules(monkeypatch, dtype):
-    """Ties (split in halves along the chain), NaNs, signed zeros and infinities: the compiled reverse rule
-    gives the elementwise chain's bits, eager and under rt.jit."""
+    """Ties (split in halves along the chain), NaNs, signed zeros and infinities: the compiled window
+    copies and reverse rule give the strided copies' and the elementwise chain's bits, eager and under
+    rt.jit."""
     vals = np.array([0.0, -0.0, 1.0, 1.0, np.nan, np.inf, -np.inf, 2.0], dtype)
     x = rt.asarray(rng.choice(vals, size=(3, 4, 8, 6)).astype(dtype))
     ct = rt.asarray(rng.choice(np.array([1.0, -2.5, np.inf, 0.0], dtype), size=(3, 4, 4, 3)).astype(dtype))
@@ -222,8 +223,10 @@ def test_max_pool_backward_kernel_equals_the_elementwise_rules(monkeypatch, dtyp
             y, pull = rt.vjp(lambda x: nn.max_pool2d(x, **kw), x)
             return pull(rt.asarray(np.resize(rt.to_numpy(ct), y.shape).astype(dtype)))[0]
         with_k, jitted = N(gx(x)), N(rt.jit(gx)(x))
+        y = N(nn.max_pool2d(x, **kw))
         with monkeypatch.context() as m:
             m.setattr(_convk, "AVAILABLE", False)
             without = N(gx(x))
+            np.testing.assert_array_equal(y.view(np.uint8), N(nn.max_pool2d(x, **kw)).view(np.uint8))
         np.testing.assert_array_equal(with_k.view(np.uint8), without.view(np.uint8))
         np.testing.assert_array_equal(jitted.view(np.uint8), without.view(np.uint8))

@@ -419,6 +419,73 @@ static PyObject *max_pool_bwd(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* take_taps(src, tapoff, outoff, dst, mode): with K tap offsets and M output offsets (int64) and
+   items of 2, 4 or 8 bytes, gather dst[i * M + j] = src[tapoff[i] + outoff[j]] (mode 0), scatter
+   dst[tapoff[i] + outoff[j]] = src[i * M + j] (mode 1) or add it there (mode 2, float32 / float64: into
+   zeros, 0 + v, the bits of NumPy's add: -0 becomes +0): the windows of a pooling whose windows do not
+   overlap, copied out as (K, M) rows, and their cotangents put back (NumPy's strided copies over a few
+   elements per row cost several times more) */
+#define TAKE_LOOP(U, ADD)                                                                          \
+    do {                                                                                          \
+        const U *sp = (const U *)src; U *dp = (U *)dst;                                           \
+        for (Py_ssize_t i = 0; i < K; i++) {                                                      \
+            const int64_t to = tapoff[i];                                                         \
+            if (scatter) for (Py_ssize_t j = 0; j < M; j++) dp[to + outoff[j]] ADD sp[i * M + j]; \
+            else for (Py_ssize_t j = 0; j < M; j++) dp[i * M + j] = sp[to + outoff[j]];           \
+        }                                                                                         \
+    } while (0)
+
+static PyObject *take_taps(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *fn = "take_taps";
+    PyObject *so, *to, *oo, *dobj;
+    int scatter;
+    if (!PyArg_ParseTuple(args, "OOOOi", &so, &to, &oo, &dobj, &scatter)) return NULL;
+    if (scatter < 0 || scatter > 2) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: mode %d must be 0 (gather), 1 (scatter) or 2 (scatter-add "
+                     "of float32 / float64)", fn, scatter);
+        return NULL;
+    }
+    Py_buffer sv, tv, ov, dv;
+    if (PyObject_GetBuffer(so, &sv, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t isz = sv.itemsize;
+    if (isz != 2 && isz != 4 && isz != 8) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: src has %zd-byte items; expected 2, 4 or 8", fn, isz);
+        PyBuffer_Release(&sv);
+        return NULL;
+    }
+    if (get_f(to, &tv, 0, 8, 0, fn, "tapoff") < 0) { PyBuffer_Release(&sv); return NULL; }
+    if (get_f(oo, &ov, 0, 8, 0, fn, "outoff") < 0) { PyBuffer_Release(&sv); PyBuffer_Release(&tv); return NULL; }
+    if (get_f(dobj, &dv, 1, isz, 0, fn, "dst") < 0) {
+        PyBuffer_Release(&sv); PyBuffer_Release(&tv); PyBuffer_Release(&ov); return NULL;
+    }
+    const Py_ssize_t K = tv.len / 8, M = ov.len / 8;
+    const int64_t *tapoff = (const int64_t *)tv.buf, *outoff = (const int64_t *)ov.buf;
+    int64_t lo = 0, hi = 0, olo = 0, ohi = 0;
+    for (Py_ssize_t i = 0; i < K; i++) { if (i == 0 || tapoff[i] < lo) lo = tapoff[i]; if (i == 0 || tapoff[i] > hi) hi = tapoff[i]; }
+    for (Py_ssize_t j = 0; j < M; j++) { if (j == 0 || outoff[j] < olo) olo = outoff[j]; if (j == 0 || outoff[j] > ohi) ohi = outoff[j]; }
+    const Py_ssize_t nwin = scatter ? dv.len / isz : sv.len / isz, nrow = scatter ? sv.len / isz : dv.len / isz;
+    if (K && M && (lo + olo < 0 || hi + ohi >= nwin || nrow < K * M)) {
+        PyErr_Format(PyExc_ValueError, "_conv_kernels.%s: offsets [%lld, %lld] outside the windowed buffer of %zd items, "
+                     "or the rows hold %zd items for %zd x %zd", fn, (long long)(lo + olo), (long long)(hi + ohi), nwin,
+                     nrow, K, M);
+        PyBuffer_Release(&sv); PyBuffer_Release(&tv); PyBuffer_Release(&ov); PyBuffer_Release(&dv);
+        return NULL;
+    }
+    const void *src = sv.buf;
+    void *dst = dv.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (isz == 2) TAKE_LOOP(uint16_t, =);
+    else if (scatter == 2 && isz == 4) TAKE_LOOP(float, +=);
+    else if (scatter == 2) TAKE_LOOP(double, +=);
+    else if (isz == 4) TAKE_LOOP(uint32_t, =);
+    else TAKE_LOOP(uint64_t, =);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&sv); PyBuffer_Release(&tv); PyBuffer_Release(&ov); PyBuffer_Release(&dv);
+    Py_RETURN_NONE;
+}
+
 static PyObject *set_isa(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -457,6 +524,9 @@ static PyMethodDef methods[] = {
     {"max_pool_bwd", max_pool_bwd, METH_VARARGS,
      "max_pool_bwd(t, ct, cts, kk): cts (kk, m) = the reverse rule of the chain of maxima over the kk rows of t "
      "(float32 or float64) for the cotangent ct (m,)"},
+    {"take_taps", take_taps, METH_VARARGS,
+     "take_taps(src, tapoff, outoff, dst, mode): gather dst[i*M + j] = src[tapoff[i] + outoff[j]] (0), scatter "
+     "dst[tapoff[i] + outoff[j]] = src[i*M + j] (1) or add it there (2: float32/float64) (2/4/8-byte items)"},
     {"set_isa", set_isa, METH_VARARGS, "set_isa(name) -> previous: 'baseline', 'avx2' or 'avx512' loops (tests)"},
     {NULL, NULL, 0, NULL}
 };

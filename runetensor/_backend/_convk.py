@@ -246,3 +246,37 @@ def max_pool_cts(t: np.ndarray, ct: np.ndarray) -> np.ndarray | None:
     cts = np.empty(t.shape, t.dtype)
     _ck.max_pool_bwd(np.ascontiguousarray(t), np.ascontiguousarray(ct), cts, t.shape[0])
     return cts
+
+
+@functools.lru_cache(maxsize=256)
+def tap_offsets(wshape: tuple[int, ...], wstrides: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The element offsets of a window view ``(kernel..., lead..., out...)`` of a C-contiguous buffer
+    (``wstrides`` in elements; the first ``k`` axes are the kernel's): per tap and per output position."""
+    def offs(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+        o = np.zeros((), np.int64)
+        for m, st in zip(shape, strides):
+            o = (o[..., None] + np.arange(m, dtype=np.int64) * st)
+        return np.ascontiguousarray(o).reshape(-1)
+    return offs(wshape[:k], wstrides[:k]), offs(wshape[k:], wstrides[k:])
+
+
+def take_windows(xp: np.ndarray, wshape: tuple[int, ...], wstrides: tuple[int, ...], k: int,
+                 out: np.ndarray) -> bool:
+    """``out`` (C-contiguous, ``(K, ...)``) = the window view of the C-contiguous ``xp`` (from its first
+    element); False (nothing done) when the kernels do not apply (``xp`` not C-contiguous)."""
+    if not xp.flags.c_contiguous:
+        return False
+    tap, pos = tap_offsets(wshape, wstrides, k)
+    _ck.take_taps(xp.reshape(-1), tap, pos, out, 0)
+    return True
+
+
+def put_windows(cts: np.ndarray, wshape: tuple[int, ...], wstrides: tuple[int, ...], k: int, gx: np.ndarray) -> bool:
+    """The windows' values ``cts`` ``(K, ...)`` added into their places in the zeros of the C-contiguous
+    ``gx`` (windows that do not overlap: one value per place; ``0 + v`` as NumPy's add gives it); False
+    (nothing done) for dtypes other than float32 and float64."""
+    if gx.dtype not in (np.float32, np.float64) or cts.dtype != gx.dtype or not gx.flags.c_contiguous:
+        return False
+    tap, pos = tap_offsets(wshape, wstrides, k)
+    _ck.take_taps(np.ascontiguousarray(cts), tap, pos, gx, 2)
+    return True

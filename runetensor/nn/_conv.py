@@ -985,7 +985,13 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
     def chain(be: Any, xd: Any) -> tuple:
         """``(t, *accs)``: the ``(K, N, C, out...)`` window copy and the running maxima over its taps."""
         xp, off = windows(be, xd)
-        t = be.reshape(be.copy(be.as_strided(xp, wshape, wstrides, off)), (kk,) + lead + out)
+        t = None
+        if _convk.AVAILABLE and be.name == "numpy":
+            t = be.empty((kk,) + lead + out, be.dtype(xp))
+            if not _convk.take_windows(xp, wshape, wstrides, k, t):      # (from xp's first element)
+                t = None
+        if t is None:
+            t = be.reshape(be.copy(be.as_strided(xp, wshape, wstrides, off)), (kk,) + lead + out)
         vs = [be.view_index(t, key) for key in taps]
         accs = [vs[0]]
         for v in vs[1:]:
@@ -1013,12 +1019,14 @@ def _max_pool_fn(shape: tuple[int, ...], ks: tuple[int, ...], st: tuple[int, ...
         return wrap(kept[-1], x._dtype, x._backend), (x, kept)
 
     def grad_raw(be: Any, dt: Any, ct: Any, t: Any, *accs: Any) -> Any:
-        cts = _convk.max_pool_cts(t, ct) if _convk.AVAILABLE and be.name == "numpy" else None
+        kern = _convk.AVAILABLE and be.name == "numpy"
+        cts = _convk.max_pool_cts(t, ct) if kern else None
         if cts is None:
             cts = chain_cts(be, dt, ct, t, accs)
         gx = be.full(pshape, 0, dt)
-        dst = be.as_strided(gx, wshape, wstrides, 0)
-        be.binary("add", dst, be.reshape(cts, wshape), out=dst)
+        if not (kern and _convk.put_windows(cts, wshape, wstrides, k, gx)):
+            dst = be.as_strided(gx, wshape, wstrides, 0)
+            be.binary("add", dst, be.reshape(cts, wshape), out=dst)
         return be.view_index(gx, inner) if padded else gx
 
     def chain_cts(be: Any, dt: Any, ct: Any, t: Any, accs: tuple) -> Any:
