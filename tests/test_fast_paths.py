@@ -632,7 +632,8 @@ def test_sum_does_not_depend_on_thread_count():
 
 def test_busy_machine_runs_serially(monkeypatch):
     monkeypatch.setattr(_parallel, "_auto", True)
-    monkeypatch.setattr(_parallel, "_load_checked", [0.0, False])
+    monkeypatch.setattr(_parallel, "_load_checked", [-1.0, False])
+    monkeypatch.setattr(_parallel, "_stat_ok", [False])  # no /proc/stat: the load average decides
     monkeypatch.setattr(_parallel.os, "getloadavg", lambda: (100.0, 100.0, 100.0))
     import threading
     names = _parallel.parallel_for(lambda i: threading.current_thread().name, 6)

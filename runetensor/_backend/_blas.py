@@ -5,8 +5,9 @@ and its threads spin while they wait for each other.  With other work on the
 cores (a CPU-bound process, another library's threads in this process) a spinning
 thread holds a core its peer needs, and a small GEMM can take 10-100x longer.
 
-While the cores are free (the load average at most runetensor's thread count + 0.5)
-and runetensor is not single-threaded, a product is NumPy's call as is: the BLAS's own
+While the cores are free (other processes take at most half a core of this process's cores, read
+from ``/proc/stat`` every 50 ms; elsewhere the load average at most runetensor's thread count + 0.5:
+:func:`._parallel._machine_busy`) and runetensor is not single-threaded, a product is NumPy's call as is: the BLAS's own
 threads are the fastest there (float32 128x784x256: 0.30 ms on OpenBLAS's two threads,
 0.54 ms on one, 0.60 ms in two blocks on runetensor's pool, whose Python threads take
 tens of microseconds to wake; 1024**3: 11 ms against 24 ms in blocks), and its last bits
@@ -21,7 +22,7 @@ with one thread and do their own splitting:
   columns than rows), and a batched product into
   blocks of its leading batch axis, run on runetensor's thread pool
   (:mod:`._parallel`: its workers block instead of spinning, and it stays serial
-  while the load average shows the cores busy, unless the blocks are long:
+  while the cores are busy, unless the blocks are long:
   :data:`BUSY_OK_MNK`).  The blocks depend only on the
   shapes, never on the thread count, so the result is the same bits with any
   number of threads (NumPy's own ``np.matmul`` is not: OpenBLAS's threaded GEMM
@@ -64,7 +65,7 @@ MAX_BLOCKS = 64
 #: rows keep that to a few percent (float32 2048**3 on one thread: 128-row blocks +14%, 256 +5%, 512 +2.5%)
 REPACK_ROWS = 8192
 #: blocks of at least this many multiply-adds (~0.5 ms and more on one core) are threaded even while the
-#: load average shows the cores busy: a helper descheduled for a while costs the caller at most one
+#: cores are busy: a helper descheduled for a while costs the caller at most one
 #: block's wait at the end, and the blocks a helper does run are saved (smaller blocks run serially then)
 BUSY_OK_MNK = 1 << 24
 #: OpenBLAS threads a GEMM above 65536 * 4 multiply-adds and a GEMV/dot above 9216; below both it runs

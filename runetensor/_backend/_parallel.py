@@ -9,8 +9,9 @@ thread, which runs every chunk in the calling thread.  Results do not depend
 on the thread count (reductions aside, see ``docs/performance.md``).
 
 By default (no ``set_num_threads`` call, no environment variable) the chunks
-run serially while the load average shows the cores busy with other
-processes: helper threads would be descheduled in the middle of a chunk.
+run serially while other processes keep the cores busy (their CPU time on
+this process's cores, read every 50 ms: :func:`_machine_busy`): helper
+threads would be descheduled in the middle of a chunk.
 
 This module is backend-neutral: it only schedules Python callables.  Matrix
 products use it too: ``_blas`` runs the BLAS single-threaded around runetensor's
@@ -48,9 +49,17 @@ def _machine_threads() -> int:
 _lock = threading.Lock()
 _num_threads = _machine_threads()
 #: True until set_num_threads is called (or RUNETENSOR_NUM_THREADS is set): the pool then
-#: stays serial while the machine's load average shows its cores busy with other work
+#: stays serial while other processes keep the cores busy (_machine_busy)
 _auto = not os.environ.get("RUNETENSOR_NUM_THREADS", "").strip()
-_load_checked = [0.0, False]  # [time of the last check, busy?]
+_load_checked = [-1.0, False]  # [time of the last check, busy?]
+#: the load is looked at again at most this often (seconds): a competitor that starts is seen within about
+#: this time, and reading /proc/stat (~40 us) costs under 0.1% of the time between readings
+LOAD_PERIOD = 0.05
+#: per-core CPU times of the whole machine (Linux); where it cannot be read, the 1-minute load average
+_STAT_PATH = "/proc/stat"
+_stat_prev: list[Any] = [None]  # (monotonic time, process CPU time, ticks busy on our cores, our cores)
+_stat_ok = [True]
+_sample_lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
 _local = threading.local()  # .inside: True in a pool worker (nested calls run serially)
 
@@ -136,20 +145,79 @@ def _task_threads() -> int:
 
 
 def _machine_busy() -> bool:
-    """Whether other processes keep the cores busy (1-minute load average, checked at most once a second).
+    """Whether other processes keep the cores busy (looked at again at most every :data:`LOAD_PERIOD`).
 
     Helpers would then be descheduled in the middle of their chunks and the
     caller would wait for them; serial work is faster.  Results do not depend
     on the thread count, so this only changes speed.
+
+    The measure is the CPU time other processes took on this process's cores since the previous
+    reading (``/proc/stat``'s per-core busy time less this process's own CPU time): busy when it is
+    more than the cores runetensor's threads leave free plus half a core.  A competitor that has just
+    started is seen at the next reading, where the 1-minute load average takes a minute to rise; this
+    process's own threads (the pool's, the BLAS's, spinning or not) never count.  Where ``/proc/stat``
+    cannot be read (not Linux) and at the first reading: the 1-minute load average above the thread
+    count + 0.5.
     """
     now = time.monotonic()
-    if now - _load_checked[0] > 1.0:
-        _load_checked[0] = now
-        try:
-            _load_checked[1] = os.getloadavg()[0] > _num_threads + 0.5
-        except (AttributeError, OSError):
-            _load_checked[1] = False
+    if now - _load_checked[0] < LOAD_PERIOD or not _sample_lock.acquire(blocking=False):
+        return _load_checked[1]
+    try:
+        if now - _load_checked[0] >= LOAD_PERIOD:
+            seen = _others_cores(now) if _stat_ok[0] else None
+            if seen is not None:
+                others, cores = seen
+                _load_checked[1] = others > max(0.5, cores - _num_threads + 0.5)
+            else:
+                try:
+                    _load_checked[1] = os.getloadavg()[0] > _num_threads + 0.5
+                except (AttributeError, OSError):
+                    _load_checked[1] = False
+            _load_checked[0] = now
+    finally:
+        _sample_lock.release()
     return _load_checked[1]
+
+
+def _others_cores(now: float) -> tuple[float, int] | None:
+    """``(cores' worth of CPU time other processes used on this process's cores since the previous call, the
+    number of those cores)``; ``None`` at the first call, after the cores changed, or where ``/proc/stat``
+    cannot be read (then it is not read again)."""
+    try:
+        cores = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        cores = None
+    cpu = time.process_time()
+    try:
+        with open(_STAT_PATH, "rb") as f:
+            f.readline()  # the total line
+            busy = 0
+            seen = 0
+            for line in f:
+                if not line.startswith(b"cpu"):
+                    break
+                v = line.split()
+                if cores is not None and int(v[0][3:]) not in cores:
+                    continue
+                # user nice system idle iowait irq softirq steal: all but idle and iowait are taken
+                busy += sum(int(x) for x in v[1:9]) - int(v[4]) - int(v[5])
+                seen += 1
+    except (OSError, ValueError, IndexError):
+        _stat_ok[0] = False
+        return None
+    if seen == 0:
+        _stat_ok[0] = False
+        return None
+    prev, _stat_prev[0] = _stat_prev[0], (now, cpu, busy, seen)
+    if prev is None or prev[3] != seen or now <= prev[0]:
+        return None
+    return ((busy - prev[2]) / _CLK_TCK - (cpu - prev[1])) / (now - prev[0]), seen
+
+
+try:
+    _CLK_TCK = float(os.sysconf("SC_CLK_TCK"))
+except (AttributeError, ValueError, OSError):
+    _CLK_TCK = 100.0
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -179,7 +247,7 @@ def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> lis
     the serial time plus a few microseconds.  Exceptions propagate (the first
     one raised, after every claimed chunk has finished).  Serial when ``n`` is 1,
     the pool has one thread, or when called from a pool worker (no nested
-    parallelism, so no deadlock).  By default also serial while the load average shows the cores busy
+    parallelism, so no deadlock).  By default also serial while other processes keep the cores busy
     (see :func:`_machine_busy`); ``busy_ok``: not for that reason, for chunks long enough (milliseconds,
     as a large matrix product's blocks) that a helper descheduled for a while still pays off.
     """
@@ -246,11 +314,13 @@ def _after_fork() -> None:
     """In a forked child: a fresh lock, no pool (a new one is made on the first threaded op)
     and fresh thread-local state.  The parent's threads do not exist in the child; a lock one of
     them held at the fork would never be released."""
-    global _executor, _lock, _local
+    global _executor, _lock, _local, _sample_lock
     if _executor is not None:
         _forked_away.append(_executor)
     _executor = None
     _lock = threading.Lock()
+    _sample_lock = threading.Lock()
+    _stat_prev[0] = None  # the parent's CPU time is not the child's
     _local = threading.local()  # forked from a pool worker: the child's thread is no worker
 
 
