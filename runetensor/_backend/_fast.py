@@ -42,7 +42,6 @@ import sys
 import threading
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from ._parallel import chunk_ranges, get_num_threads, parallel_for
@@ -105,8 +104,11 @@ _U16 = np.dtype(np.uint16)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _F16 = np.dtype(np.float16)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_F8 = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
+#: bfloat16 and the two float8 dtypes, set by :func:`set_lowp` when the NumPy backend loads ml_dtypes (at the
+#: first use of a low-precision dtype: its import takes ~0.5 s); until then no array has them, and these
+#: stand-ins (a structured dtype no operand has; no float8) make every test on them false
+_BF16 = np.dtype([("bfloat16 (ml_dtypes not loaded)", np.uint16)])
+_F8: tuple[np.dtype, ...] = ()
 
 
 try:  # optional compiled kernels; without them every path below is NumPy's
@@ -355,8 +357,7 @@ def _f16_kernel(fn, ops, shape):
 
 
 #: the 2- and 1-byte float formats: their unsigned view and sign bit (neg/abs are sign-bit operations)
-_SIGN = {_F16: (_U16, 0x8000), _BF16: (_U16, 0x8000),
-         _F8[0]: (np.dtype(np.uint8), 0x80), _F8[1]: (np.dtype(np.uint8), 0x80)}
+_SIGN = {_F16: (_U16, 0x8000)}  # (bfloat16, float8: set_lowp)
 
 
 def sign_op(op, x):
@@ -383,8 +384,7 @@ def sign_op(op, x):
 
 
 #: per format: (mask of the magnitude bits, largest finite magnitude pattern, infinity's pattern or None)
-_CLASS = {_F16: (0x7FFF, 0x7BFF, 0x7C00), _BF16: (0x7FFF, 0x7F7F, 0x7F80),
-          _F8[0]: (0x7F, 0x7E, None), _F8[1]: (0x7F, 0x7B, 0x7C)}
+_CLASS = {_F16: (0x7FFF, 0x7BFF, 0x7C00)}  # (bfloat16, float8: set_lowp)
 _BIT_TESTS = ("isnan", "isinf", "isfinite", "signbit")
 
 
@@ -815,9 +815,11 @@ if _kernels is not None:  # the module's own numbering
     _KUN = {"square": _kernels.UOP_SQUARE, "sqrt": _kernels.UOP_SQRT}
 
 
-def _k_operand(a, nd=_BF16):
-    """A bfloat16 / float8 (``nd``) array as a flat uint16 / uint8 view, or a scalar / 0-d operand as its
-    float32 value (a float)."""
+def _k_operand(a, nd=None):
+    """A bfloat16 / float8 (``nd``, default bfloat16) array as a flat uint16 / uint8 view, or a scalar / 0-d
+    operand as its float32 value (a float)."""
+    if nd is None:
+        nd = _BF16
     if type(a) is np.ndarray:
         if a.ndim:
             return a.reshape(-1).view(_KVIEW[nd]) if a.dtype == nd else None
@@ -836,8 +838,20 @@ def _k_operand(a, nd=_BF16):
         return None
 
 
-_F8FMT = {_F8[0]: 0, _F8[1]: 1}  # the kernels' float8 format numbers (e4m3fn, e5m2)
-_KVIEW = {_BF16: _U16, _F8[0]: np.dtype(np.uint8), _F8[1]: np.dtype(np.uint8)}
+_F8FMT: dict[np.dtype, int] = {}  # the kernels' float8 format numbers (e4m3fn 0, e5m2 1; set_lowp)
+_KVIEW: dict[np.dtype, np.dtype] = {}  # bfloat16 / float8 -> the unsigned type of their bits (set_lowp)
+
+
+def set_lowp(bf16: np.dtype, f8_e4m3fn: np.dtype, f8_e5m2: np.dtype) -> None:
+    """Add ml_dtypes' bfloat16 and float8 dtypes to this module's tables (called by the NumPy backend when it
+    loads ml_dtypes, before any array of these dtypes exists)."""
+    global _BF16, _F8
+    u8 = np.dtype(np.uint8)
+    _SIGN.update({bf16: (_U16, 0x8000), f8_e4m3fn: (u8, 0x80), f8_e5m2: (u8, 0x80)})
+    _CLASS.update({bf16: (0x7FFF, 0x7F7F, 0x7F80), f8_e4m3fn: (0x7F, 0x7E, None), f8_e5m2: (0x7F, 0x7B, 0x7C)})
+    _F8FMT.update({f8_e4m3fn: 0, f8_e5m2: 1})
+    _KVIEW.update({bf16: _U16, f8_e4m3fn: u8, f8_e5m2: u8})
+    _BF16, _F8 = bf16, (f8_e4m3fn, f8_e5m2)
 
 
 def _lowp_kernel(op, ops, shape, n, nd):
@@ -939,8 +953,6 @@ def _bf16_lut(fn, a, shape, n):
     kern = _kernels.lut16
     elem_for(n, lambda lo, hi: kern(src, table, o, lo, hi))
     return out
-
-
 
 
 # ---------------------------------------------------------------------------
@@ -1131,8 +1143,10 @@ def _sum_f32_kernel(x, axes, nd, k):
         parts = np.empty(-(-v.size // KSUM_CHUNK), _F64)
         counter = np.zeros(1, _I64)
         kern = _kernels.sum_f32_claim
-        # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk)
-        parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), min(get_num_threads(), parts.size))
+        # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk);
+        # one thread below PAR_MIN_CHEAP elements (waking a helper costs more than it saves there)
+        nt = min(get_num_threads(), parts.size) if v.size >= PAR_MIN_CHEAP else 1
+        parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), nt)
         total = 0.0
         for p in parts.tolist():  # fixed order: the chunks do not depend on the thread count
             total += p
@@ -1167,7 +1181,8 @@ def _sum_f32_kernel(x, axes, nd, k):
         rows = max(1, KSUM_CHUNK // inner)
         counter = np.zeros(1, _I64)
         kern = _kernels.sum_rows_f32_claim
-        parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), min(get_num_threads(), -(-outer // rows)))
+        nt = min(get_num_threads(), -(-outer // rows)) if x.size >= PAR_MIN_CHEAP else 1
+        parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), nt)
         return r
     return None
 

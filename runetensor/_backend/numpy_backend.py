@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import math
+import sys
+import threading
 import warnings
 
-import ml_dtypes
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
@@ -34,26 +35,108 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\.
 warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning,
                         module=r"runetensor\._backend\.(numpy_backend|_fast)")
 
-NP_DTYPE: dict[DType, np.dtype] = {
+#: the dtypes whose NumPy dtype comes from ml_dtypes; importing it costs ~0.5 s of CPU (it registers its types
+#: with NumPy), so it is imported when one of them is first needed (:func:`load_lowp`), not with runetensor
+_LOWP_RT = frozenset({D.bfloat16, D.float8_e4m3, D.float8_e5m2, D.int4, D.uint4})
+
+
+class _NpDtypes(dict):
+    """``NP_DTYPE``'s dict: a low-precision dtype not there yet loads ml_dtypes's types (:func:`load_lowp`)."""
+
+    def __missing__(self, key):
+        if key in _LOWP_RT and load_lowp():
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+
+NP_DTYPE: dict[DType, np.dtype] = _NpDtypes({
     D.float16: np.dtype(np.float16), D.float32: np.dtype(np.float32), D.float64: np.dtype(np.float64),
-    D.bfloat16: np.dtype(ml_dtypes.bfloat16), D.float8_e4m3: np.dtype(ml_dtypes.float8_e4m3fn),
-    D.float8_e5m2: np.dtype(ml_dtypes.float8_e5m2), D.int4: np.dtype(ml_dtypes.int4),
-    D.uint4: np.dtype(ml_dtypes.uint4), D.int8: np.dtype(np.int8), D.uint8: np.dtype(np.uint8),
+    D.int8: np.dtype(np.int8), D.uint8: np.dtype(np.uint8),
     D.int16: np.dtype(np.int16), D.uint16: np.dtype(np.uint16), D.int32: np.dtype(np.int32),
     D.uint32: np.dtype(np.uint32), D.int64: np.dtype(np.int64), D.uint64: np.dtype(np.uint64),
     D.bool: np.dtype(np.bool_), D.complex64: np.dtype(np.complex64),
     D.complex128: np.dtype(np.complex128), D.object_: np.dtype(object),
-}
+})  # + bfloat16, float8_e4m3, float8_e5m2, int4, uint4 (load_lowp)
 RT_DTYPE: dict[np.dtype, DType] = {v: k for k, v in NP_DTYPE.items()}
 _F32 = np.dtype(np.float32)
-#: storage dtype -> the dtype ufuncs compute in (absent: compute natively)
-_COMPUTE: dict[np.dtype, np.dtype] = {
-    NP_DTYPE[D.bfloat16]: _F32, NP_DTYPE[D.float8_e4m3]: _F32, NP_DTYPE[D.float8_e5m2]: _F32,
-    NP_DTYPE[D.int4]: np.dtype(np.int8), NP_DTYPE[D.uint4]: np.dtype(np.uint8),
-}
-_LOWP_FLOAT = frozenset({NP_DTYPE[D.bfloat16], NP_DTYPE[D.float8_e4m3], NP_DTYPE[D.float8_e5m2]})
-_ACCUM: dict[np.dtype, np.dtype] = dict(_COMPUTE)
-_ACCUM[np.dtype(np.float16)] = _F32
+#: storage dtype -> the dtype ufuncs compute in (absent: compute natively); the ml_dtypes types: load_lowp
+_COMPUTE: dict[np.dtype, np.dtype] = {}
+_LOWP_FLOAT: set[np.dtype] = set()  # bfloat16, float8 (load_lowp)
+_ACCUM: dict[np.dtype, np.dtype] = {np.dtype(np.float16): _F32}
+_mld = None  # the ml_dtypes module, once loaded
+_lowp_lock = threading.RLock()  # re-entered: the import below runs the finder's exec_module, which calls load_lowp
+
+
+def load_lowp() -> bool:
+    """Import ml_dtypes and add its types (bfloat16, float8_e4m3fn, float8_e5m2, int4, uint4) to the dtype
+    tables of this module and of ``_fast``; once, thread-safe.  Returns whether they are there (False: ml_dtypes
+    is not installed).
+
+    Called when a low-precision dtype is first asked for (``NP_DTYPE[D.bfloat16]``) and when an array of an
+    ml_dtypes type made elsewhere (the user imported ml_dtypes) first reaches the backend.
+
+    >>> load_lowp() and NP_DTYPE[D.bfloat16].name
+    'bfloat16'
+    """
+    global _mld
+    if _mld is not None:
+        return True
+    with _lowp_lock:
+        if _mld is not None:
+            return True
+        try:
+            # deferred: ml_dtypes takes ~0.5 s to import; loaded at the first low-precision dtype
+            import ml_dtypes as m
+        except ImportError:
+            return False
+        nds = {D.bfloat16: np.dtype(m.bfloat16), D.float8_e4m3: np.dtype(m.float8_e4m3fn),
+               D.float8_e5m2: np.dtype(m.float8_e5m2), D.int4: np.dtype(m.int4), D.uint4: np.dtype(m.uint4)}
+        # the tables that tell an array's dtype is a low-precision one are filled first, NP_DTYPE last: another
+        # thread finding a dtype there finds the rest too
+        f32, lowf = _F32, (nds[D.bfloat16], nds[D.float8_e4m3], nds[D.float8_e5m2])
+        _fast.set_lowp(*lowf)
+        comp = {nd: f32 for nd in lowf}
+        comp.update({nds[D.int4]: np.dtype(np.int8), nds[D.uint4]: np.dtype(np.uint8)})
+        _COMPUTE.update(comp)
+        _ACCUM.update(comp)
+        _LOWP_FLOAT.update(lowf)
+        _DLPACK_EXTENDED.update({lowf[0]: (4, 16), lowf[1]: (10, 8), lowf[2]: (12, 8)})
+        _DLPACK_FROM_CODE.update({v: k for k, v in _DLPACK_EXTENDED.items()})
+        RT_DTYPE.update({nd: d for d, nd in nds.items()})
+        dict.update(NP_DTYPE, nds)
+        _mld = m
+    return True
+
+
+class _WhenImported:
+    """A finder on ``sys.meta_path`` that fills the tables (:func:`load_lowp`) right after anyone imports
+    ml_dtypes (the user, a test, JAX): an array of its types can only exist once it is imported, so every array
+    the backend sees has its dtype in the tables, with no per-operation check.  It finds nothing itself."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "ml_dtypes":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                break
+        else:
+            return None
+        run = getattr(spec.loader, "exec_module", None)
+        if run is not None:
+            def exec_module(module, _run=run):
+                _run(module)
+                load_lowp()  # ml_dtypes is in sys.modules and initialised: the import statement finds it
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _lowp_array(nd: np.dtype) -> bool:
+    """Whether ``nd``, a dtype not in ``RT_DTYPE``, is one of ml_dtypes' types after all (an array made with
+    ml_dtypes, imported by the user, before runetensor needed it): then the tables are loaded."""
+    return _mld is None and "ml_dtypes" in sys.modules and load_lowp() and nd in RT_DTYPE
 
 
 #: the largest float below 0.5: trunc(x + copysign(it, x)) rounds half away from zero exactly
@@ -472,6 +555,8 @@ class NumpyBackend(Backend):
         try:
             return RT_DTYPE[h.dtype]
         except KeyError:
+            if _lowp_array(h.dtype):
+                return RT_DTYPE[h.dtype]
             raise TypeError(f"numpy dtype {h.dtype} has no runetensor equivalent") from None
 
     def strides(self, h):
@@ -564,7 +649,7 @@ class NumpyBackend(Backend):
                     msg = f"asarray: the values cannot be converted to {dtype}"
                 raise ValueError(msg) from None
             if seq and nd in _COMPUTE and dtype.kind in "iu" and a.size:  # int4/uint4: computed in int8/uint8
-                info = ml_dtypes.iinfo(nd)
+                info = _mld.iinfo(nd)
                 if a.min() < int(info.min) or a.max() > int(info.max):
                     raise ValueError(_bad_element(obj, dtype) or f"asarray: the values do not fit {dtype}")
             if nd is not None:
@@ -572,7 +657,7 @@ class NumpyBackend(Backend):
             elif a.dtype.kind in "US":
                 a = np.asarray(obj, dtype=object)
             copy = False if copy is None else copy
-        if a.dtype not in RT_DTYPE:
+        if a.dtype not in RT_DTYPE and not _lowp_array(a.dtype):
             if a.dtype.kind in "US":
                 raise TypeError(f"asarray: strings are not a runetensor dtype (got numpy {a.dtype})")
             if a.dtype.kind == "V" or a.dtype.kind in "mM":
@@ -1034,7 +1119,7 @@ class NumpyBackend(Backend):
 
     def from_dlpack(self, obj, copy):
         a = _dlpack_import(obj, copy)
-        if a.dtype not in RT_DTYPE:
+        if a.dtype not in RT_DTYPE and not _lowp_array(a.dtype):
             raise BufferError(f"from_dlpack: numpy dtype {a.dtype} has no runetensor equivalent")
         return a, RT_DTYPE[a.dtype]
 
@@ -1131,9 +1216,8 @@ _FFT_RESULT = {"fft": _complex_of, "ifft": _complex_of, "rfft": _complex_of, "ih
 # (DLPack type codes: kDLBfloat = 4, kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12).
 # int4/uint4 are not exported: DLPack's 4-bit types are packed two per byte.
 # ---------------------------------------------------------------------------
-_DLPACK_EXTENDED = {NP_DTYPE[D.bfloat16]: (4, 16), NP_DTYPE[D.float8_e4m3]: (10, 8),
-                    NP_DTYPE[D.float8_e5m2]: (12, 8)}
-_DLPACK_FROM_CODE = {v: k for k, v in _DLPACK_EXTENDED.items()}
+_DLPACK_EXTENDED: dict[np.dtype, tuple[int, int]] = {}  # bfloat16 (4, 16), float8 (10, 8), (12, 8): load_lowp
+_DLPACK_FROM_CODE: dict[tuple[int, int], np.dtype] = {}
 
 
 def _capsule_tensor_ptr(capsule):
@@ -1204,6 +1288,8 @@ def _dlpack_import(obj, copy):
     f = _dtype_field(tp)
     code = ctypes.c_uint8.from_address(f).value
     bits = ctypes.c_uint8.from_address(f + 1).value
+    if code in (4, 10, 12):  # bfloat16, float8: ml_dtypes's types
+        load_lowp()
     target = _DLPACK_FROM_CODE.get((code, bits))
     if target is not None:
         ctypes.c_uint8.from_address(f).value = 1  # kDLUInt of the same width
@@ -1213,3 +1299,9 @@ def _dlpack_import(obj, copy):
     if copy:
         a = a.copy()
     return a
+
+# (last: load_lowp fills tables defined above)
+if "ml_dtypes" in sys.modules:  # imported before runetensor: nothing left to save
+    load_lowp()
+else:
+    sys.meta_path.insert(0, _WhenImported())
