@@ -955,8 +955,6 @@ def _bf16_lut(fn, a, shape, n):
     return out
 
 
-
-
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
@@ -1145,8 +1143,10 @@ def _sum_f32_kernel(x, axes, nd, k):
         parts = np.empty(-(-v.size // KSUM_CHUNK), _F64)
         counter = np.zeros(1, _I64)
         kern = _kernels.sum_f32_claim
-        # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk)
-        parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), min(get_num_threads(), parts.size))
+        # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk);
+        # one thread below PAR_MIN_CHEAP elements (waking a helper costs more than it saves there)
+        nt = min(get_num_threads(), parts.size) if v.size >= PAR_MIN_CHEAP else 1
+        parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), nt)
         total = 0.0
         for p in parts.tolist():  # fixed order: the chunks do not depend on the thread count
             total += p
@@ -1181,7 +1181,8 @@ def _sum_f32_kernel(x, axes, nd, k):
         rows = max(1, KSUM_CHUNK // inner)
         counter = np.zeros(1, _I64)
         kern = _kernels.sum_rows_f32_claim
-        parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), min(get_num_threads(), -(-outer // rows)))
+        nt = min(get_num_threads(), -(-outer // rows)) if x.size >= PAR_MIN_CHEAP else 1
+        parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), nt)
         return r
     return None
 
