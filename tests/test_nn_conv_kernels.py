@@ -230,3 +230,34 @@ def test_max_pool_backward_kernel_equals_the_elementwise_rules(monkeypatch, dtyp
             np.testing.assert_array_equal(y.view(np.uint8), N(nn.max_pool2d(x, **kw)).view(np.uint8))
         np.testing.assert_array_equal(with_k.view(np.uint8), without.view(np.uint8))
         np.testing.assert_array_equal(jitted.view(np.uint8), without.view(np.uint8))
+
+
+def test_library_works_without_the_compiled_convolutions():
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import sys, importlib.abc
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "runetensor._backend._conv_kernels":
+                    raise ImportError("blocked for the test")
+        sys.meta_path.insert(0, Block())
+        import numpy as np
+        import runetensor as rt
+        from runetensor import nn
+        from runetensor._backend import _convk
+        assert not _convk.AVAILABLE
+        rng = np.random.default_rng(0)
+        x = rt.asarray(rng.standard_normal((4, 3, 9, 9)).astype(np.float32))
+        w = rt.asarray(rng.standard_normal((5, 3, 3, 3)).astype(np.float32))
+        x64, w64 = rt.astype(x, rt.float64), rt.astype(w, rt.float64)
+        f = lambda x, w: rt.sum(nn.max_pool2d(nn.conv2d(x, w, padding=1), 2) ** 2)
+        g32, g64 = rt.grad(f, argnums=(0, 1))(x, w), rt.grad(f, argnums=(0, 1))(x64, w64)
+        for a, b in zip(g32, g64):
+            a, b = rt.to_numpy(a), rt.to_numpy(b)
+            assert np.abs(a - b).max() <= 1e-4 * np.abs(b).max(), np.abs(a - b).max()
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
