@@ -41,12 +41,16 @@ Handle = Any
 class Prim:
     """One primitive's rules (see the module docstring)."""
 
-    __slots__ = ("name", "dtype", "jvp", "vjp", "deriv", "nondiff", "write", "kind")
+    __slots__ = ("name", "dtype", "jvp", "vjp", "deriv", "nondiff", "write", "kind", "batch")
 
     def __init__(self, name: str, *, dtype: DTypeRule | None = None, jvp: Callable | None = None,
                  vjp: Callable | None = None, deriv: Callable | None = None, nondiff: bool = False,
-                 write: bool = False, kind: str = "holo"):
+                 write: bool = False, kind: str = "holo", batch: Callable | None = None):
         self.name = name
+        #: the batching rule of ``rt.vmap``, ``batch(B, name, fn, operands, params)``: given by the entry,
+        #: or by ``runetensor._autodiff._batch_rules`` from the primitive's contract method (every
+        #: elementwise op batches the same way)
+        self.batch = batch
         self.dtype = dtype
         self.deriv = deriv
         self.nondiff = nondiff
@@ -745,7 +749,8 @@ for _op in ("max", "min"):
              "mul", _bcast(B, g, xs[0].shape, axes, keepdims), _extreme_weights(B, xs[0], out, axes, keepdims)),))
 prim("reduce.all", nondiff=True)
 prim("reduce.any", nondiff=True)
-prim("arg_reduce", nondiff=True)
+for _op in ("argmax", "argmin"):
+    prim(f"arg_reduce.{_op}", nondiff=True)
 
 
 def _rev_cumsum(B, g, axis):

@@ -125,6 +125,7 @@ def check_transpose(f, x, tol=1e-12):
 # ---------------------------------------------------------------------------
 _OP_TAKING = {"unary": contract.UNARY_OPS, "binary": contract.BINARY_OPS,
               "reduce": tuple(f"reduce.{o}" for o in contract.REDUCE_OPS),
+              "arg_reduce": tuple(f"arg_reduce.{o}" for o in contract.ARG_REDUCE_OPS),
               "scan": tuple(f"scan.{o}" for o in contract.SCAN_OPS),
               "linalg": tuple(f"linalg.{o}" for o in contract.LINALG_OPS),
               "fft": tuple(f"fft.{o}" for o in contract.FFT_OPS)}

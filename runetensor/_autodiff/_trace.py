@@ -33,11 +33,10 @@ from typing import Any
 from .. import _debug
 from .._backend import _active
 from .._backend.contract import Backend
-from .._primitives import PRIMS, reshape as _reshape, sum_to, zeros, zeros_like
-from . import _delegate
+from .._primitives import PRIMS, sum_to, zeros, zeros_like
+from ._tracer import IMPORTS, Transformation, replay_view
 
 _seq = itertools.count()
-_MOVEMENT = ("reshape", "expand", "permute", "view_index", "flip", "as_strided")
 
 
 class _State(threading.local):
@@ -107,30 +106,38 @@ def carries_derivative(t: Any) -> bool:
     return False
 
 
-class TraceBackend(Backend):
-    """The tracer backend shared by both modes; subclasses give ``_record`` and ``_write_payload``."""
+class TraceBackend(Transformation):
+    """The tracer backend shared by both modes; subclasses give ``_record`` and ``_write_payload``.
+
+    Every primitive goes through :meth:`_apply` (the generated methods of :class:`Transformation`
+    call it as ``process``); ``binary``, ``reduce`` and ``contiguous`` keep measured fast paths."""
 
     mode = "trace"
     #: whether recorded rules keep their inputs' buffers for later (reverse mode)
     keeps_inputs = False
+    view_state = ("primal", "payload")
 
     def __init__(self, parent: Backend):
-        self.parent = parent
-        self.level = parent.level + 1
+        super().__init__(parent)
         self.name = f"{self.mode}{self.level}"
         self._held: list[Any] = []  # lower-level handles that recorded rules hold (writes into them raise)
 
     # ------------------------------------------------------------------ tracers
-    def _own(self, h: Any) -> bool:
+    def owns(self, h: Any) -> bool:
         return type(h) is Tracer and h.trace is self
+
+    _own = owns
 
     def _in(self, h: Any) -> tuple[Any, Any]:
         if type(h) is Tracer and h.trace is self:
             b = h.base
             if b is not None and h.version != b.version:
-                self._refresh(h)
+                self.fresh(h)
             return h.primal, h.payload
         return h, None
+
+    def unwrap(self, h: Any) -> Any:
+        return self._in(h)[0]
 
     def constant_value(self, h: Any) -> Any:
         """The parent-level value of a handle that carries no derivative (indices, masks, constants).
@@ -161,7 +168,7 @@ class TraceBackend(Backend):
             if type(h) is Tracer and h.trace is self:
                 b = h.base
                 if b is not None and h.version != b.version:
-                    self._refresh(h)
+                    self.fresh(h)
                 pay = h.payload
                 ps.append(h.primal)
                 pays.append(pay)
@@ -189,42 +196,30 @@ class TraceBackend(Backend):
                     self._held.append(h)
         return self._record(prim, tuple(ps), tuple(pays), res, params or {})
 
+    process = _apply
+
     @abstractmethod
     def _record(self, prim: Any, ps: tuple, pays: tuple, res: Any, params: dict) -> Any:
         """Tracers for the primitive's result(s) ``res``, with payloads from the rule ``prim``."""
 
+    def create(self, name, fn, hs, params):
+        return self._const(fn(*[self.unwrap(h) for h in hs]), name in IMPORTS)
+
     # ------------------------------------------------------------------ views and writes
-    def _view(self, name: str, h: Any, params: dict, fn: Any) -> Any:
-        out = self._apply(name, fn, (h,), params)
-        if type(h) is Tracer and h.trace is self:
-            root = h.base or h
-            out.base = root
-            out.recipe = h.recipe + ((name, params),)
-            out.version = root.version
-            out.foreign = root.foreign
-        else:
-            out.foreign = True
-        return out
+    def move_rule(self, name, fn, h, params):
+        if name == "reshape":  # None when the strides cannot express it
+            r = fn(self.unwrap(h))
+            return None if r is None else self._apply(name, lambda _: r, (h,), params)
+        return self._apply(name, fn, (h,), params)
 
-    def _refresh(self, h: Tracer) -> None:
-        root = h.base
-        cur: Any = root
-        for name, params in h.recipe:
-            cur = self._apply(name, _MOVE_FN[name](self.parent, params), (cur,), params)
-        h.primal = cur.primal
-        h.payload = cur.payload
-        h.version = root.version
+    def on_view(self, view: Any, root: Any) -> None:
+        view.foreign = True if root is None else root.foreign
 
-    def _replay(self, B: Backend, h: Any, recipe: tuple) -> Any:
-        """The region of a root-shaped handle ``h`` that ``recipe`` selects (a view of ``h``)."""
-        for name, params in recipe:
-            h = _MOVE_FN[name](B, params)(h)
-        return h
-
-    def _write(self, op: str, dst: Any, src: Any, key: tuple | None = None, mode: str = "set") -> None:
+    def write(self, name: str, dst: Any, src: Any, key: tuple | None, mode: str) -> None:
         B = self.parent
+        op = name
         sp, spay = self._in(src) if _is_handle(src) else (src, None)
-        kp = None if key is None else self._key_in(key)
+        kp = None if key is None else self._key_in(tuple(key))
         if not self._own(dst):
             if spay is not None:
                 raise ValueError(f"{op}: cannot write a differentiated value into a tensor created outside the "
@@ -250,7 +245,7 @@ class TraceBackend(Backend):
             root.primal = B.copy(root.primal)
             root.captured = False
             root.version += 1
-        region = root.primal if dst is root else self._replay(B, root.primal, dst.recipe)
+        region = root.primal if dst is root else replay_view(B, root.primal, dst.recipe)
         self._raw_write(B, region, sp, kp, mode)
         if track:
             shape = sp.shape if _is_handle(sp) else ()
@@ -270,89 +265,7 @@ class TraceBackend(Backend):
         """Replace ``root``'s payload after ``src`` (payload ``spay``) was written into the region
         of ``root`` that ``recipe`` (then ``key``) selects."""
 
-    # ------------------------------------------------------------------ introspection, host reads (values)
-    capabilities = property(_delegate.capabilities)  # the parent's: a transformation computes on its handles
-    require = _delegate.require
-    dtype = _delegate.dtype
-    offset = _delegate.offset
-    buffer_size = _delegate.buffer_size
-    shares_memory = _delegate.shares_memory
-    value_range = _delegate.value_range
-    dlpack_device = _delegate.dlpack_device
-    to_host = _delegate.to_host
-    to_list = _delegate.to_list
-    to_bytes = _delegate.to_bytes
-    dlpack = _delegate.dlpack
-
-    def strides(self, h):
-        return self.parent.strides(self._in(h)[0])
-
-    def is_c_contiguous(self, h):
-        return self.parent.is_c_contiguous(self._in(h)[0])
-
-    def _host(self, x: Any, what: str) -> Any:
-        return self._in(x)[0]
-
-    # ------------------------------------------------------------------ creation (constants)
-    def empty(self, shape, dtype):
-        return Tracer(self, self.parent.empty(shape, dtype))
-
-    def full(self, shape, value, dtype):
-        return Tracer(self, self.parent.full(shape, value, dtype))
-
-    def arange(self, start, stop, step, dtype):
-        return Tracer(self, self.parent.arange(start, stop, step, dtype))
-
-    def asarray(self, obj, dtype, copy):
-        if type(obj) is Tracer and obj.trace is self:
-            obj = obj.primal
-        h, d = self.parent.asarray(obj, dtype, copy)
-        return Tracer(self, h, None, foreign=True), d
-
-    def random_bits(self, seed, n):
-        return Tracer(self, self.parent.random_bits(seed, n))
-
-    def random_uniform(self, seed, n, dtype):
-        return Tracer(self, self.parent.random_uniform(seed, n, dtype))
-
-    def from_buffer(self, buf, dtype, shape, offset):
-        return Tracer(self, self.parent.from_buffer(buf, dtype, shape, offset), None, foreign=True)
-
-    def from_dlpack(self, obj, copy):
-        h, d = self.parent.from_dlpack(obj, copy)
-        return Tracer(self, h, None, foreign=True), d
-
-    # ------------------------------------------------------------------ movement
-    def reshape(self, h, shape):
-        p = self._in(h)[0] if self._own(h) else h
-        if self.parent.reshape(p, shape) is None:
-            return None
-        return self._view("reshape", h, {"shape": tuple(shape)}, lambda x: self.parent.reshape(x, shape))
-
-    def expand(self, h, shape):
-        return self._view("expand", h, {"shape": tuple(shape)}, lambda x: self.parent.expand(x, shape))
-
-    def permute(self, h, axes):
-        return self._view("permute", h, {"axes": tuple(axes)}, lambda x: self.parent.permute(x, axes))
-
-    def view_index(self, h, key):
-        return self._view("view_index", h, {"key": tuple(key)}, lambda x: self.parent.view_index(x, key))
-
-    def flip(self, h, axes):
-        return self._view("flip", h, {"axes": tuple(axes)}, lambda x: self.parent.flip(x, axes))
-
-    def as_strided(self, h, shape, strides, offset):
-        return self._view("as_strided", h, {"shape": tuple(shape), "strides": tuple(strides), "offset": offset},
-                          lambda x: self.parent.as_strided(x, shape, strides, offset))
-
-    # ------------------------------------------------------------------ elementwise
-    def unary(self, op, x, out=None):
-        r = self._apply(op, lambda a: self.parent.unary(op, a), (x,))
-        if out is not None:
-            self._write(op, out, r)
-            return out
-        return r
-
+    # ------------------------------------------------------------------ measured fast paths
     def binary(self, op, x, y, out=None):
         if out is None:
             # the common case without _apply's generality: operands that are this level's roots
@@ -375,22 +288,8 @@ class TraceBackend(Backend):
                         elif h is not None and type(h) not in _SCALARS:
                             self._held.append(h)
                 return self._record(prim, (px, py), (pa, pb), res, _NO_PARAMS)
-        r = self._apply(op, lambda a, b: self.parent.binary(op, a, b), (x, y))
-        if out is not None:
-            self._write(op, out, r)
-            return out
-        return r
+        return Transformation.binary(self, op, x, y, out)
 
-    def where(self, cond, x, y):
-        return self._apply("where", self.parent.where, (cond, x, y))
-
-    def clip(self, x, lo, hi):
-        return self._apply("clip", self.parent.clip, (x, lo, hi))
-
-    def cast(self, x, dtype):
-        return self._apply("cast", lambda a: self.parent.cast(a, dtype), (x,), {"dtype": dtype})
-
-    # ------------------------------------------------------------------ reductions, scans, sorting
     def reduce(self, op, x, axes, keepdims):
         if type(x) is Tracer and x.trace is self and x.base is None and x.payload is not None \
                 and not state.no_grad:  # the common case, without _apply's generality
@@ -401,89 +300,17 @@ class TraceBackend(Backend):
             if self.keeps_inputs:
                 x.captured = True
             return self._record(prim, (x.primal,), (x.payload,), res, {"axes": tuple(axes), "keepdims": keepdims})
-        return self._apply(f"reduce.{op}", lambda a: self.parent.reduce(op, a, axes, keepdims), (x,),
-                           {"axes": tuple(axes), "keepdims": keepdims})
-
-    def arg_reduce(self, op, x, axis, keepdims):
-        return self._const(self.parent.arg_reduce(op, self._in(x)[0], axis, keepdims))
-
-    def scan(self, op, x, axis):
-        return self._apply(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,), {"axis": axis})
-
-    def sort(self, x, axis, descending):
-        return self._apply("sort", lambda a: self.parent.sort(a, axis, descending), (x,),
-                           {"axis": axis, "descending": descending})
-
-    def argsort(self, x, axis, descending):
-        return self._const(self.parent.argsort(self._in(x)[0], axis, descending))
-
-    def searchsorted(self, sorted_, values, side):
-        return self._const(self.parent.searchsorted(self._in(sorted_)[0], self._in(values)[0], side))
-
-    def nonzero(self, x):
-        return self._const(self.parent.nonzero(self._in(x)[0]))
-
-    # ------------------------------------------------------------------ gather / scatter / memory
-    def gather(self, x, key):
-        kp = self._key_in(key)
-        return self._apply("gather", lambda a: self.parent.gather(a, kp), (x,), {"key": kp})
-
-    def scatter(self, x, key, values, mode="set"):
-        self._write("scatter", x, values, tuple(key), mode)
-
-    def assign(self, dst, src):
-        self._write("assign", dst, src)
-
-    def copy(self, x):
-        return self._apply("copy", self.parent.copy, (x,))
+        return Transformation.reduce(self, op, x, axes, keepdims)
 
     def contiguous(self, x):
-        if self._own(x):
-            p, _ = self._in(x)
-            if self.parent.is_c_contiguous(p):
-                return x
-        return self._apply("contiguous", self.parent.contiguous, (x,))
+        if self._own(x) and self.parent.is_c_contiguous(self._in(x)[0]):
+            return x
+        return Transformation.contiguous(self, x)
 
-    def concatenate(self, hs, axis):
-        return self._apply("concatenate", lambda *ps: self.parent.concatenate(list(ps), axis), tuple(hs),
-                           {"axis": axis})
-
-    def pad(self, h, widths, value):
-        widths = tuple(tuple(w) for w in widths)
-        return self._apply("pad", lambda x, v: self.parent.pad(x, widths, v), (h, value), {"widths": widths})
-
-    def matmul(self, a, b):
-        return self._apply("matmul", self.parent.matmul, (a, b))
-
-    # ------------------------------------------------------------------ effects
-    def callback(self, fn, hs):
-        # no derivative: ``fn`` sees the primal values (handles of lower levels pass as they are)
-        self.parent.callback(fn, [self._in(h)[0] for h in hs])
-
-    # ------------------------------------------------------------------ linear algebra and FFT
-    def linalg(self, op, *args, **params):
-        return self._apply(f"linalg.{op}", lambda *a: self.parent.linalg(op, *a, **params), args, params)
-
-    def fft(self, op, x, s, axes, norm):
-        return self._apply(f"fft.{op}", lambda a: self.parent.fft(op, a, s, axes, norm), (x,),
-                           {"s": tuple(s), "axes": tuple(axes), "norm": norm})
-
-
-def _move_fn(name: str):
-    if name == "reshape":
-        return lambda B, p: (lambda h: _reshape(B, h, p["shape"]))
-    if name == "expand":
-        return lambda B, p: (lambda h: B.expand(h, p["shape"]))
-    if name == "permute":
-        return lambda B, p: (lambda h: B.permute(h, p["axes"]))
-    if name == "view_index":
-        return lambda B, p: (lambda h: B.view_index(h, p["key"]))
-    if name == "flip":
-        return lambda B, p: (lambda h: B.flip(h, p["axes"]))
-    return lambda B, p: (lambda h: B.as_strided(h, p["shape"], p["strides"], p["offset"]))
-
-
-_MOVE_FN = {n: _move_fn(n) for n in _MOVEMENT}
+    def gather(self, x, key):  # the key's handles are constants: no derivative flows into indices
+        kp = self._key_in(key)
+        P = self.parent
+        return self._apply("gather", lambda a: P.gather(a, kp), (x,), {"key": kp})
 
 
 # ---------------------------------------------------------------------------
@@ -525,7 +352,7 @@ class ReverseBackend(TraceBackend):
     def _write_payload(self, root, recipe, key, src_shape, spay, mode):
         B = self.parent
         old = root.payload
-        replay = self._replay
+        replay = replay_view
 
         def vjp(g):
             c_old = c_src = None
@@ -622,7 +449,7 @@ class ForwardBackend(TraceBackend):
         B = self.parent
         old = root.payload
         t = B.copy(old) if old is not None else zeros(B, root.shape, B.dtype(root.primal))
-        region = self._replay(B, t, recipe)
+        region = replay_view(B, t, recipe)
         v = spay if spay is not None else 0
         if key is None:
             B.assign(region, v)

@@ -587,3 +587,72 @@ def primitive_names() -> list[str]:
     """The names of the contract's primitives, in declaration order (the abstract ones and those
     with a default a backend may replace, such as ``random_uniform``)."""
     return [n for n, v in Backend.__dict__.items() if callable(v) and not n.startswith("_")]
+
+
+class Signature:
+    """What a transformation does with one primitive's arguments: a row of :data:`SIGNATURES`.
+
+    ``kind`` says what the primitive is:
+
+    ========  ===================================================================================
+    query     introspection of handles (``dtype``, ``strides``...), answered on unwrapped handles
+    read      a read of values to the host (``to_list``...): a transformation may refuse it
+    create    a new handle from parameters (creation, random words, imported foreign data)
+    move      a view of its first argument
+    compute   a fresh result from its operands (``callback``: an effect, no result)
+    write     writes into its first argument and returns None
+    ========  ===================================================================================
+
+    ``roles`` names each argument (after ``self``), in order:
+
+    ========  ===================================================================================
+    h         an operand: a handle of any level, or a Python scalar where the contract allows one
+    h?        an operand or None
+    hs        a sequence of operands;  ``*hs``: operands as separate arguments
+    op        the op name: the table entry is ``op`` for ``unary``/``binary``, ``method.op`` else
+    p         a parameter (shape, axes, dtype, flag...);  ``**p``: keyword parameters
+    key       an index key whose entries may be operands (``gather``, ``scatter``)
+    obj       a foreign object to import (it may itself be an operand)
+    out       an optional handle the result is written into
+    ========  ===================================================================================
+    """
+
+    __slots__ = ("kind", "roles")
+
+    def __init__(self, kind: str, roles: str):
+        self.kind = kind
+        self.roles = tuple(roles.split())
+
+    def __repr__(self) -> str:
+        return f"Signature({self.kind!r}, {' '.join(self.roles)!r})"
+
+
+_S = Signature
+#: one :class:`Signature` per contract primitive (``tests/test_tracers.py`` checks it against the
+#: methods' parameters); the tracer backends of the transformations are generated from it
+#: (``runetensor/_autodiff/_tracer.py``)
+SIGNATURES: dict[str, Signature] = {
+    "require": _S("query", "p p"),
+    "dtype": _S("query", "h"), "strides": _S("query", "h"), "offset": _S("query", "h"),
+    "buffer_size": _S("query", "h"), "is_c_contiguous": _S("query", "h"), "shares_memory": _S("query", "h h"),
+    "value_range": _S("query", "h"), "dlpack_device": _S("query", "h"),
+    "empty": _S("create", "p p"), "full": _S("create", "p p p"), "arange": _S("create", "p p p p"),
+    "asarray": _S("create", "obj p p"), "random_bits": _S("create", "p p"),
+    "random_uniform": _S("create", "p p p"), "from_buffer": _S("create", "obj p p p"),
+    "from_dlpack": _S("create", "obj p"),
+    "reshape": _S("move", "h p"), "expand": _S("move", "h p"), "permute": _S("move", "h p"),
+    "view_index": _S("move", "h p"), "flip": _S("move", "h p"), "as_strided": _S("move", "h p p p"),
+    "unary": _S("compute", "op h out"), "binary": _S("compute", "op h h out"), "where": _S("compute", "h h h"),
+    "clip": _S("compute", "h h? h?"), "cast": _S("compute", "h p"),
+    "reduce": _S("compute", "op h p p"), "arg_reduce": _S("compute", "op h p p"), "scan": _S("compute", "op h p"),
+    "sort": _S("compute", "h p p"), "argsort": _S("compute", "h p p"),
+    "gather": _S("compute", "h key"), "scatter": _S("write", "h key h p"),
+    "searchsorted": _S("compute", "h h p"), "nonzero": _S("compute", "h"),
+    "copy": _S("compute", "h"), "contiguous": _S("compute", "h"), "assign": _S("write", "h h"),
+    "concatenate": _S("compute", "hs p"), "pad": _S("compute", "h p h"), "matmul": _S("compute", "h h"),
+    "to_host": _S("read", "h"), "to_list": _S("read", "h"), "to_bytes": _S("read", "h"),
+    "dlpack": _S("read", "h p p p p"),
+    "callback": _S("compute", "p hs"),
+    "linalg": _S("compute", "op *hs **p"), "fft": _S("compute", "op h p p p"),
+}
+del _S
