@@ -167,7 +167,8 @@ def test_subclasses_match_python_path():
 
 def test_debug_nans_wrappers_still_run():
     a = rt.asarray(np.array([0.0, 1.0], np.float32))
-    with rt.debug_nans():
+    with rt.debug_nans(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(FloatingPointError):
             a / a
     with warnings.catch_warnings():
@@ -284,3 +285,106 @@ def test_getitem_views_share_memory():
     v[...] = 7.0
     assert rt.to_numpy(t)[1:-1, ::2].tolist() == [[7.0] * 3] * 2
     assert rt.to_numpy(t)[0].tolist() == [0.0] * 6
+
+
+# ---------------------------------------------------------------------------
+# rt.jit's cached calls: the C key, lookup, buffers and kernel call against the Python path
+# ---------------------------------------------------------------------------
+def _python_jit(monkeypatch):
+    """Turn the C parts of rt.jit's call path off (new plans and lookups take Python)."""
+    import runetensor._jit as J
+    from runetensor._backend import _jitrun
+    monkeypatch.setattr(J, "_clookup", None)
+    monkeypatch.setattr(J, "_ckey", None)
+    monkeypatch.setattr(_jitrun, "_cplan", None)
+    monkeypatch.setattr(_jitrun, "_ctake", None)
+
+
+def _jit_results(fn, argsets):
+    f = rt.jit(fn)
+    out = []
+    for args in argsets + argsets:  # the first round traces, the second replays
+        r = f(*args)
+        rs = r if isinstance(r, tuple) else (r,)
+        out.append([(x.dtype, x.shape, rt.to_numpy(x).tobytes()) for x in rs])
+    return out, rt.jit_stats(f)
+
+
+_JIT_FNS = [lambda x, y: x * y + x, lambda x, y: (x - y, rt.exp(x) * 2.0), lambda x, y: rt.where(x > y, x, -y) / 3.0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the retrace warning: many shapes on purpose
+@pytest.mark.parametrize("k", range(len(_JIT_FNS)))
+def test_jit_cached_calls_match_python_path(k, monkeypatch):
+    rng = np.random.default_rng(k)
+    argsets = []
+    for shape, dt in [((8,), np.float32), ((3, 5), np.float64), ((), np.float32), ((0,), np.float32),
+                      ((70000,), np.float32)]:
+        argsets.append((rt.asarray(rng.standard_normal(shape).astype(dt)),
+                        rt.asarray(rng.standard_normal(shape).astype(dt))))
+    t = rt.asarray(rng.standard_normal((6, 4)).astype(np.float32))
+    argsets.append((t.T, t.T))  # not C-contiguous: the full signature
+    c = _jit_results(_JIT_FNS[k], argsets)
+    _python_jit(monkeypatch)
+    py = _jit_results(_JIT_FNS[k], argsets)
+    assert c == py
+    for args, res in zip(argsets, c[0]):
+        ref = _JIT_FNS[k](*args)  # eager
+        refs = ref if isinstance(ref, tuple) else (ref,)
+        for x, (d, s, _) in zip(refs, res):
+            assert (x.dtype, x.shape) == (d, s)
+
+
+def test_jit_kept_results_are_not_overwritten_and_dropped_ones_reused():
+    f = rt.jit(lambda x, y: x * y + x)
+    a = rt.asarray(np.arange(8, dtype=np.float32))
+    b = rt.asarray(np.full(8, 2.0, np.float32))
+    f(a, b)
+    keep = [f(a, b) for _ in range(5)]
+    b[...] = rt.asarray(np.full(8, 3.0, np.float32))
+    assert all(rt.to_numpy(r).tolist() == (np.arange(8) * 3.0).tolist() for r in keep)
+    new = f(a, b)
+    assert rt.to_numpy(new).tolist() == (np.arange(8) * 4.0).tolist()
+    assert all(rt.to_numpy(r).tolist() == (np.arange(8) * 3.0).tolist() for r in keep)
+    del new, keep
+    seen = {f(a, b)._data.__array_interface__["data"][0] for _ in range(4)}
+    assert len(seen) == 1  # each dropped result's buffer comes back for the next call
+
+
+def test_jit_threads_never_share_a_buffer():
+    import threading
+    f = rt.jit(lambda x, y: x * y + x)
+    xs = [rt.asarray(np.full(16, float(i), np.float32)) for i in range(4)]
+    one = rt.asarray(np.ones(16, np.float32))
+    f(xs[0], one)
+    errors = []
+
+    def work(i):
+        for _ in range(300):
+            r = f(xs[i], one)
+            if rt.to_numpy(r).tolist() != [2.0 * i] * 16:
+                errors.append(i)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the retrace warning: many shapes on purpose
+def test_jit_fast_path_counts_hits_and_survives_eviction(monkeypatch):
+    import runetensor._jit as J
+    monkeypatch.setattr(J, "MAX_PROGRAMS", 3)  # 5 shapes in turn: every call after the first round evicts
+    f = rt.jit(lambda x: x * 2.0 + 1.0)
+    shapes = [(i,) for i in range(1, 6)]
+    for s in shapes + shapes[-2:] * 3:
+        x = rt.asarray(np.ones(s, np.float32))
+        assert rt.to_numpy(f(x)).tolist() == [3.0] * s[0]
+    st = rt.jit_stats(f)
+    assert st["traces"] == 5 and st["cache_hits"] == 6 and st["evictions"] == 2
+    for s in shapes:  # the evicted ones trace again, the kept ones hit
+        x = rt.asarray(np.ones(s, np.float32))
+        assert rt.to_numpy(f(x)).tolist() == [3.0] * s[0]
+    assert rt.jit_stats(f)["cache_size"] <= 3

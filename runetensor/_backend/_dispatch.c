@@ -28,6 +28,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
 #include <string.h>
 
 /* the head of NumPy's PyArrayObject_fields */
@@ -37,7 +38,11 @@ typedef struct {
     int nd;
     Py_ssize_t *dimensions;
     Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
 } ArrayHead;
+#define ARRAY_C_CONTIGUOUS 0x0001
 
 #define NOPS 16
 #define MAXDT 16
@@ -61,7 +66,7 @@ static PyTypeObject *ndarray_type = NULL;
 static PyObject *np_backend = NULL, *asarray = NULL;
 static PyObject *slot_data = NULL, *slot_dtype = NULL, *slot_backend = NULL;
 static PyObject *meth_binary = NULL, *meth_unary = NULL;
-static PyObject *s_data, *s_dtype, *s_backend, *s_binary, *s_unary;
+static PyObject *s_data, *s_dtype, *s_backend, *s_binary, *s_unary, *s_dtype_attr, *s_base_attr;
 static Py_ssize_t off_data, off_dtype, off_backend;
 static Py_ssize_t fast_min = 0;
 static unsigned int tensor_tag = 0, backend_tag = 0;
@@ -365,6 +370,15 @@ static PyObject *setup(PyObject *mod, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: this NumPy's array layout is not the one expected");
         return NULL;
     }
+    PyObject *pd = PyObject_GetAttr(probe, s_dtype_attr), *pb = PyObject_GetAttr(probe, s_base_attr);
+    int same = pd != NULL && pb != NULL && h->descr == pd && h->base == pb && !(h->flags & ARRAY_C_CONTIGUOUS);
+    Py_XDECREF(pd);
+    Py_XDECREF(pb);
+    if (!same) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: this NumPy's array layout is not the one expected");
+        return NULL;
+    }
     PyObject *d = PyObject_GetAttr(tt, s_data), *dt = PyObject_GetAttr(tt, s_dtype);
     PyObject *db = PyObject_GetAttr(tt, s_backend);
     PyObject *mb = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_binary);
@@ -457,6 +471,321 @@ static PyObject *add_op(PyObject *mod, PyObject *args)
     return descr;
 }
 
+
+/* ------------------------------------------------------------------------------------------------
+ * rt.jit's cached calls (runetensor/_jit/__init__.py, runetensor/_backend/_jitrun.py)
+ * ---------------------------------------------------------------------------------------------- */
+
+/* fast_key(args): the jit fast path's key ((backend, shape, dtype) per argument) when every argument
+ * is a Tensor of the NumPy backend whose handle is a C-contiguous ndarray; NotImplemented otherwise
+ * (the Python method decides: other backends, layouts, types). */
+static PyObject *fast_key(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    if (!ready || !PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) == 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(x) != tensor_type || SLOT(x, off_backend) != np_backend || SLOT(x, off_dtype) == NULL)
+            Py_RETURN_NOTIMPLEMENTED;
+        PyObject *h = SLOT(x, off_data);
+        if (h == NULL || Py_TYPE(h) != ndarray_type || !(((ArrayHead *)h)->flags & ARRAY_C_CONTIGUOUS))
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (!env_ok())
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *key = PyTuple_New(n);
+    if (key == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(args, i);
+        ArrayHead *h = (ArrayHead *)SLOT(x, off_data);
+        PyObject *shape = PyTuple_New(h->nd);
+        if (shape == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        for (int j = 0; j < h->nd; j++) {
+            PyObject *v = PyLong_FromSsize_t(h->dimensions[j]);
+            if (v == NULL) {
+                Py_DECREF(shape);
+                Py_DECREF(key);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(shape, j, v);
+        }
+        PyObject *e = PyTuple_Pack(3, np_backend, shape, SLOT(x, off_dtype));
+        Py_DECREF(shape);
+        if (e == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, i, e);
+    }
+    return key;
+}
+
+/* fast_lookup(args, programs): (programs[fast_key(args)], [each argument's handle]) on a hit, None on a
+ * miss, NotImplemented where fast_key is. */
+static PyObject *fast_lookup(PyObject *mod, PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyDict_CheckExact(argv[1])) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.fast_lookup: expected the arguments and a dict");
+        return NULL;
+    }
+    PyObject *key = fast_key(mod, argv[0]);
+    if (key == NULL || key == Py_NotImplemented)
+        return key;
+    PyObject *prog = PyDict_GetItemWithError(argv[1], key);
+    Py_DECREF(key);
+    if (prog == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(argv[0]);
+    PyObject *hs = PyList_New(n);
+    if (hs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *h = SLOT(PyTuple_GET_ITEM(argv[0], i), off_data);
+        Py_INCREF(h);
+        PyList_SET_ITEM(hs, i, h);
+    }
+    PyObject *r = PyTuple_Pack(2, prog, hs);
+    Py_DECREF(hs);
+    return r;
+}
+
+/* take(held, specs): the result buffers of a program step (runetensor/_backend/_jitrun.py's
+ * Outputs.take): for output j, a buffer of held[j] that nothing else refers to, or
+ * specs[j][2](shape, dtype), kept in held[j] when it holds fewer than specs[j][3].  Runs with the GIL
+ * held from the reference-count check to the hand-out, so two threads never get one buffer. */
+static PyObject *take_impl(PyObject *held, PyObject *specs)
+{
+    if (!PyList_CheckExact(held) || !PyTuple_CheckExact(specs) || PyList_GET_SIZE(held) != PyTuple_GET_SIZE(specs)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.take: expected a list of rings and a tuple of as many specs");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(specs);
+    PyObject *res = PyList_New(n);
+    if (res == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *ring = PyList_GET_ITEM(held, j), *spec = PyTuple_GET_ITEM(specs, j), *h = NULL;
+        if (!PyList_CheckExact(ring) || !PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 4) {
+            Py_DECREF(res);
+            PyErr_SetString(PyExc_TypeError, "_dispatch.take: a ring is not a list or a spec not (shape, dtype, "
+                                             "empty, keep)");
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ring); i++) {
+            PyObject *b = PyList_GET_ITEM(ring, i);
+            if (Py_REFCNT(b) == 1) {  /* only the ring refers to it */
+                Py_INCREF(b);
+                h = b;
+                break;
+            }
+        }
+        if (h == NULL) {
+            h = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(spec, 2), PyTuple_GET_ITEM(spec, 0),
+                                             PyTuple_GET_ITEM(spec, 1), NULL);
+            if (h == NULL) {
+                Py_DECREF(res);
+                return NULL;
+            }
+            Py_ssize_t keep = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 3));
+            if (keep == -1 && PyErr_Occurred()) {
+                Py_DECREF(h);
+                Py_DECREF(res);
+                return NULL;
+            }
+            if (PyList_GET_SIZE(ring) < keep && PyList_Append(ring, h) < 0) {
+                Py_DECREF(h);
+                Py_DECREF(res);
+                return NULL;
+            }
+        }
+        PyList_SET_ITEM(res, j, h);
+    }
+    return res;
+}
+
+static PyObject *take(PyObject *mod, PyObject *args)
+{
+    PyObject *held, *specs;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO", &held, &specs))
+        return NULL;
+    return take_impl(held, specs);
+}
+
+typedef void (*kernel_fn)(const int64_t *);
+#define PLAN_MAX_ARGS 512
+#define PLAN_MAX_OPS 32
+#define PLAN_MAX_ND 16
+
+typedef struct {
+    PyObject *kernel;                 /* keeps the kernel's library loaded */
+    kernel_fn fn;
+    Py_ssize_t nvec;
+    int64_t vec[PLAN_MAX_ARGS];
+    int nin, nops;                    /* operands: nin inputs, then the outputs */
+    Py_ssize_t pos[PLAN_MAX_OPS];
+    int64_t offs[PLAN_MAX_OPS];
+    int nd[PLAN_MAX_OPS];
+    Py_ssize_t dims[PLAN_MAX_OPS][PLAN_MAX_ND], strides[PLAN_MAX_OPS][PLAN_MAX_ND];
+    PyObject *descr[PLAN_MAX_OPS];
+    PyObject *held, *specs;           /* the step's Outputs */
+} Plan;
+
+static void plan_free(PyObject *cap)
+{
+    Plan *p = PyCapsule_GetPointer(cap, "runetensor.jit_plan");
+    if (p == NULL)
+        return;
+    Py_XDECREF(p->kernel);
+    for (int i = 0; i < p->nin; i++)
+        Py_XDECREF(p->descr[i]);
+    Py_XDECREF(p->held);
+    Py_XDECREF(p->specs);
+    PyMem_Free(p);
+}
+
+static int as_ssize_tuple(PyObject *t, Py_ssize_t *out, int n)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != n)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+        if (out[i] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+/* make_plan(kernel, addr, vector, positions, offsets, layouts, held, specs): a plan for run_plan, or
+ * None when the call does not fit one (too many operands or dimensions). */
+static PyObject *make_plan(PyObject *mod, PyObject *args)
+{
+    PyObject *kern, *pos, *offs, *lays, *held, *specs;
+    unsigned long long addr;
+    Py_buffer vb;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OKy*O!OO!O!O!", &kern, &addr, &vb, &PyTuple_Type, &pos, &offs, &PyTuple_Type, &lays,
+                          &PyList_Type, &held, &PyTuple_Type, &specs))
+        return NULL;
+    Py_ssize_t nvec = vb.len / 8, nops = PyTuple_GET_SIZE(pos), nin = PyTuple_GET_SIZE(lays);
+    if (!ready || addr == 0 || vb.len % 8 || nvec > PLAN_MAX_ARGS || nops > PLAN_MAX_OPS || nin > nops ||
+        nops - nin != PyTuple_GET_SIZE(specs) || PyList_GET_SIZE(held) != PyTuple_GET_SIZE(specs) ||
+        (offs != Py_None && (!PyTuple_Check(offs) || PyTuple_GET_SIZE(offs) != nops))) {
+        PyBuffer_Release(&vb);
+        Py_RETURN_NONE;
+    }
+    Plan *p = PyMem_Calloc(1, sizeof(Plan));
+    if (p == NULL) {
+        PyBuffer_Release(&vb);
+        return PyErr_NoMemory();
+    }
+    memcpy(p->vec, vb.buf, (size_t)vb.len);
+    PyBuffer_Release(&vb);
+    p->nvec = nvec;
+    p->fn = (kernel_fn)(uintptr_t)addr;
+    p->nops = (int)nops;
+    for (Py_ssize_t i = 0; i < nops; i++) {
+        p->pos[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(pos, i));
+        p->offs[i] = offs == Py_None ? 0 : PyLong_AsLongLong(PyTuple_GET_ITEM(offs, i));
+        if (PyErr_Occurred() || p->pos[i] < 0 || p->pos[i] >= nvec)
+            goto unfit;
+    }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        PyObject *l = PyTuple_GET_ITEM(lays, i);  /* (shape, strides, dtype) */
+        if (!PyTuple_Check(l) || PyTuple_GET_SIZE(l) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(l, 0)))
+            goto unfit;
+        Py_ssize_t nd = PyTuple_GET_SIZE(PyTuple_GET_ITEM(l, 0));
+        if (nd > PLAN_MAX_ND || as_ssize_tuple(PyTuple_GET_ITEM(l, 0), p->dims[i], (int)nd) < 0 ||
+            as_ssize_tuple(PyTuple_GET_ITEM(l, 1), p->strides[i], (int)nd) < 0)
+            goto unfit;
+        p->nd[i] = (int)nd;
+        p->descr[i] = PyTuple_GET_ITEM(l, 2);
+        Py_INCREF(p->descr[i]);
+        p->nin = (int)i + 1;
+    }
+    p->nin = (int)nin;
+    Py_INCREF(kern);
+    p->kernel = kern;
+    Py_INCREF(held);
+    p->held = held;
+    Py_INCREF(specs);
+    p->specs = specs;
+    PyObject *cap = PyCapsule_New(p, "runetensor.jit_plan", plan_free);
+    if (cap == NULL) {
+        p->kernel = NULL;
+        Py_DECREF(kern);
+        Py_DECREF(held);
+        Py_DECREF(specs);
+        for (int i = 0; i < p->nin; i++)
+            Py_DECREF(p->descr[i]);
+        PyMem_Free(p);
+    }
+    return cap;
+unfit:
+    PyErr_Clear();
+    for (int i = 0; i < p->nin; i++)
+        Py_DECREF(p->descr[i]);
+    PyMem_Free(p);
+    Py_RETURN_NONE;
+}
+
+/* run_plan(plan, xs): the step's results (a tuple of its output buffers) when every operand of xs is
+ * an ndarray of the plan's layout (shape, strides, dtype object); None otherwise (the Python runner). */
+static PyObject *run_plan(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.run_plan: expected a plan and a tuple of operands");
+        return NULL;
+    }
+    Plan *p = PyCapsule_GetPointer(args[0], "runetensor.jit_plan");
+    if (p == NULL)
+        return NULL;
+    PyObject *xs = args[1];
+    if (PyTuple_GET_SIZE(xs) != p->nin)
+        Py_RETURN_NONE;
+    for (int i = 0; i < p->nin; i++) {
+        PyObject *x = PyTuple_GET_ITEM(xs, i);
+        if (Py_TYPE(x) != ndarray_type)
+            Py_RETURN_NONE;
+        ArrayHead *h = (ArrayHead *)x;
+        if (h->nd != p->nd[i] || h->descr != p->descr[i])
+            Py_RETURN_NONE;
+        for (int j = 0; j < h->nd; j++)
+            if (h->dimensions[j] != p->dims[i][j] || h->strides[j] != p->strides[i][j])
+                Py_RETURN_NONE;
+    }
+    PyObject *outs = take_impl(p->held, p->specs);
+    if (outs == NULL)
+        return NULL;
+    int64_t A[PLAN_MAX_ARGS];
+    memcpy(A, p->vec, (size_t)p->nvec * 8);
+    for (int i = 0; i < p->nops; i++) {
+        PyObject *a = i < p->nin ? PyTuple_GET_ITEM(xs, i) : PyList_GET_ITEM(outs, i - p->nin);
+        if (Py_TYPE(a) != ndarray_type) {  /* an output buffer made elsewhere: not ours to write */
+            Py_DECREF(outs);
+            Py_RETURN_NONE;
+        }
+        A[p->pos[i]] = (int64_t)(intptr_t)((ArrayHead *)a)->data + p->offs[i];
+    }
+    /* xs and outs keep every operand alive during the call; the plan keeps the kernel loaded */
+    Py_BEGIN_ALLOW_THREADS
+    p->fn(A);
+    Py_END_ALLOW_THREADS
+    PyObject *r = PyList_AsTuple(outs);
+    Py_DECREF(outs);
+    return r;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, ndarray, probe, backend, asarray, fast_min): check the array layout on the probe and "
@@ -464,6 +793,17 @@ static PyMethodDef methods[] = {
     {"add_op", add_op, METH_VARARGS,
      "add_op(name, ufunc, fallback, result_dtype, reflected, kind, same, floats, ints): a method descriptor of "
      "Tensor running ufunc in C in the common cases and fallback(self, *args) otherwise"},
+    {"fast_key", fast_key, METH_O,
+     "fast_key(args): rt.jit's fast-path key when every argument is a C-contiguous NumPy Tensor, else "
+     "NotImplemented"},
+    {"fast_lookup", (PyCFunction)(void (*)(void))fast_lookup, METH_FASTCALL,
+     "fast_lookup(args, programs): (program, handles) for fast_key(args) in programs, None if absent, "
+     "NotImplemented where fast_key is"},
+    {"take", take, METH_VARARGS, "take(held, specs): a jit step's result buffers (see _jitrun.Outputs)"},
+    {"make_plan", make_plan, METH_VARARGS,
+     "make_plan(kernel, addr, vector, positions, offsets, layouts, held, specs): a kernel call plan, or None"},
+    {"run_plan", (PyCFunction)(void (*)(void))run_plan, METH_FASTCALL,
+     "run_plan(plan, xs): the step's output buffers after the kernel ran on xs, or None if xs do not fit"},
     {NULL, NULL, 0, NULL}
 };
 
@@ -478,7 +818,9 @@ PyMODINIT_FUNC PyInit__dispatch(void)
     s_backend = PyUnicode_InternFromString("_backend");
     s_binary = PyUnicode_InternFromString("binary");
     s_unary = PyUnicode_InternFromString("unary");
-    if (!s_data || !s_dtype || !s_backend || !s_binary || !s_unary)
+    s_dtype_attr = PyUnicode_InternFromString("dtype");
+    s_base_attr = PyUnicode_InternFromString("base");
+    if (!s_data || !s_dtype || !s_backend || !s_binary || !s_unary || !s_dtype_attr || !s_base_attr)
         return NULL;
     return PyModule_Create(&moddef);
 }

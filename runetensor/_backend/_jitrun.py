@@ -38,6 +38,12 @@ try:
     from ._jitcall import call as _xcall
 except ImportError:  # not built: ctypes calls the kernels
     _xcall = None
+try:  # a small step's whole call in C (layout check, buffers, kernel): _dispatch.c
+    from ._dispatch import make_plan as _cplan
+    from ._dispatch import run_plan as _crun
+    from ._dispatch import take as _ctake
+except ImportError:  # not built: the runners below do it in Python
+    _cplan = _crun = _ctake = None
 
 _PAR_MIN = 1 << 16
 #: what a runner's layout cache is keyed by, per operand
@@ -117,14 +123,19 @@ class Outputs:
     calls ago free.  Results of ``HOLD_MAX`` bytes or more come from the backend's shared pool
     instead (``_fast.empty``)."""
 
-    __slots__ = ("specs", "held")
+    __slots__ = ("specs", "held", "cspec")
     RING = 2
 
     def __init__(self, specs: list):
         self.specs = [(tuple(shape), np.dtype(dt)) for shape, dt in specs]
         self.held: list = [[] for _ in specs]
+        # the same rule for _dispatch.take: (shape, dtype, how to make one, how many to keep)
+        self.cspec = tuple((shape, dt, _pool_empty, 0) if math.prod(shape) * dt.itemsize >= HOLD_MAX
+                           else (shape, dt, np.empty, self.RING) for shape, dt in self.specs)
 
     def take(self) -> list:
+        if _ctake is not None:  # in C: the reference check and the hand-out under the GIL, no lock
+            return _ctake(self.held, self.cspec)
         res = []
         with _LOCK:  # two threads running the program at once never get the same buffer
             for ring, (shape, dt) in zip(self.held, self.specs):
@@ -142,6 +153,10 @@ class Outputs:
                         ring.append(h)
                     res.append(h)
         return res
+
+
+def _pool_empty(shape: tuple, dt: np.dtype) -> np.ndarray:
+    return _fast.empty(shape, dt)
 
 
 def _copied(xs: tuple, copies: tuple) -> tuple:
@@ -307,6 +322,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
     pdt = np.dtype(np.int64 if arg else np.float64 if not col or red[0] == "colsum" else NP_DTYPE[red[1]])
 
     specs = [(shape, n0, n1, dt, p) for dt, p in zip(dts, pats)]
+    cplan: list = [None]  # the C plan of the last small layout (one chunk whatever the thread count)
 
     def make(xs: tuple) -> Any:
         r = _layouts(xs, specs)
@@ -342,6 +358,10 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
                 vals.append(0)
             chunks.append(_Chunk(vals, tuple(pos), tuple(offs)))
         nparts = 0 if red is None else len(rngs) * n1 if col else len(rngs) if split_cols else n0
+        if _cplan is not None and red is None and not copies and total < _PAR_MIN:
+            ch = chunks[0]
+            cplan[0] = _cplan(kern, kern.addr, ch.vec, ch.pos, ch.offs, tuple(map(_LAYOUT, xs)), bufs.held,
+                              bufs.cspec)
         return nthr, tuple(copies), chunks, nparts, split_cols
 
     def go(xs: tuple, k: Kernel, into: tuple | None) -> tuple:
@@ -383,6 +403,11 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         return (*outs, r)
 
     def run(*xs: Any) -> tuple:
+        p = cplan[0]
+        if p is not None:
+            r = _crun(p, xs)  # same buffers and kernel call as go(); None: another layout
+            if r is not None:
+                return r
         return go(xs, kern, None)
 
     def into(j: int, h: np.ndarray, k2: Kernel | None) -> Callable:

@@ -26,6 +26,14 @@ from ._cache import env_setting, positive_int
 from ._capture import lifting
 from ._program import Program
 
+from .._backend import _active as _threads_active  # (this thread's transformation stack)
+
+try:  # the cache hits' key and lookup in C (every argument a C-contiguous NumPy tensor)
+    from .._backend._dispatch import fast_key as _ckey
+    from .._backend._dispatch import fast_lookup as _clookup
+except ImportError:  # not built: _Jitted._fast_key in Python
+    _ckey = _clookup = None
+
 #: programs kept per jitted function (least recently used evicted first); ``RUNETENSOR_JIT_MAX_PROGRAMS``
 #: (an integer >= 1; another value warns once and keeps 64)
 MAX_PROGRAMS = env_setting("RUNETENSOR_JIT_MAX_PROGRAMS", 64, positive_int, "an integer >= 1")
@@ -187,6 +195,10 @@ class _Jitted:
         needs the full signature (not all arguments plain C-contiguous level-0 tensors)."""
         if state.stack or not args:
             return None
+        if _ckey is not None:
+            fk0 = _ckey(args)  # the same key; NotImplemented: another backend, layout or type
+            if fk0 is not NotImplemented:
+                return fk0
         fk = []
         for x in args:
             if type(x) is not Tensor:
@@ -439,6 +451,13 @@ def jit(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
     def jitted(*args: Any, **kwargs: Any) -> Any:
         if _debug.ON:  # rt.debug_nans: check the outputs; re-run eagerly to find a NaN's primitive
             return _debug.jit_call(state_, args, kwargs)
+        if _clookup is not None and not kwargs and state_.fast_ok and not _threads_active.stack:
+            hit = _clookup(args, state_.fast)  # _Jitted.__call__'s cache-hit path, the key built in C
+            if hit is not None and hit is not NotImplemented:
+                prog, handles = hit
+                state_.stats["cache_hits"] += 1
+                prog.used = next(_TICK)
+                return prog.run(handles)
         return state_(*args, **kwargs)
 
     jitted._jit = state_  # type: ignore[attr-defined]
