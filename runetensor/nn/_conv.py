@@ -1,8 +1,10 @@
 """Convolutions and pooling, with the names and parameters of PyTorch's functional ops (NCHW).
 
-``conv1d``/``conv2d``/``conv3d`` are im2col (:func:`runetensor.extract_patches`) followed by
-one (batched) matrix product per call (stride-1 convolutions of larger images read the patches as
-contiguous runs of the flattened padded input, in batch chunks on the thread pool; see
+``conv1d``/``conv2d``/``conv3d`` with stride 1, one group and float32 operands run on the compiled
+flat-row kernels of ``runetensor/_backend/_convk.py`` (also as single steps under ``rt.jit``); the
+others are im2col (:func:`runetensor.extract_patches`) followed by one (batched) matrix product per
+call (stride-1 convolutions of larger images read the patches as contiguous runs of the flattened
+padded input, in batch chunks on the thread pool; see ``docs/windows.md`` and
 ``docs/performance.md``, "Convolutions"); ``conv_transpose1d/2d/3d`` are the transpose: a matrix
 product followed by col2im (the strided adds of :func:`runetensor.combine_patches`).  Pooling
 reduces the windows of ``extract_patches``.  Everything is built from runetensor operations, so
