@@ -408,9 +408,12 @@ SPEC = {
   "sum_f32": (["buf", "int", "int"], lambda: [B(4), 0, 64]),
   "sum_cols_f32": (["buf", "int", "int", "buf", "int", "int"], lambda: [B(4), 8, 8, B(4, 8), 0, 8]),
   "sum_rows_f32": (["buf", "int", "int", "buf", "int", "int"], lambda: [B(4), 8, 8, B(4, 8), 0, 8]),
+  "sum_f32_claim": (["buf", "int", "buf", "buf"], lambda: [B(4), 16, B(8, 1), B(8, 4)]),
+  "sum_rows_f32_claim": (["buf", "int", "int", "buf", "int", "buf"], lambda: [B(4), 8, 8, B(4, 8), 2, B(8, 1)]),
+  "lut16": (["buf", "buf", "buf", "int", "int"], lambda: [B(2), B(2, 65536), B(2), 0, 64]),
 }
 names = sorted(n for n in dir(k) if callable(getattr(k, n)))
-missing = set(names) - set(SPEC) - {"set_simd"}
+missing = set(names) - set(SPEC) - {"set_simd", "set_avx512"}
 assert not missing, f"kernels without a hostile spec: {missing}"
 
 def run(name, args):
@@ -444,6 +447,7 @@ for simd in (True, False):
         del GUARDED[64:]  # the pool's own buffers stay checked; fresh ones are dropped
 for v in (None, 2, "x"):
     call("set_simd", k.set_simd, v)
+    call("set_avx512", k.set_avx512, v)
 k.set_simd(True)
 print("ok", stats)
 """, timeout=60)

@@ -312,6 +312,9 @@ def test_claim_kernel_arguments_are_checked():
         K.sum_f32_claim(x, 10, np.zeros(1, np.int64), np.zeros(9))  # 10 chunks need 10 parts
     with pytest.raises(ValueError, match="sum_f32_claim.*counter"):
         K.sum_f32_claim(x, 10, np.zeros(1, np.int32), np.zeros(10))
+    misaligned = np.zeros(3, np.int64).view(np.uint8)[1:9].view(np.int64)
+    with pytest.raises(ValueError, match="sum_f32_claim.*counter must be 8-byte aligned"):
+        K.sum_f32_claim(x, 10, misaligned, np.zeros(10))
     with pytest.raises(ValueError, match="sum_f32_claim.*chunk"):
         K.sum_f32_claim(x, 0, np.zeros(1, np.int64), np.zeros(10))
     with pytest.raises(ValueError, match="sum_rows_f32_claim"):

@@ -1124,13 +1124,19 @@ static PyObject *sum_rows_f32(PyObject *self, PyObject *args)
 #define CLAIM(p) __atomic_fetch_add((p), 1, __ATOMIC_RELAXED)
 #endif
 
-/* a writable buffer of 8-byte items, at least `need` of them (the counter, float64 results) */
+/* a writable, 8-byte aligned buffer of 8-byte items, at least `need` of them (the counter, float64
+   results; aligned: an atomic add on a counter across two cache lines is a split lock) */
 static int get_w8(PyObject *o, Py_buffer *v, Py_ssize_t need, const char *fn, const char *what)
 {
     if (get_buf(o, v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE, fn, what) < 0) return -1;
     if (v->itemsize != 8 || v->len / 8 < need) {
         PyErr_Format(PyExc_ValueError, "_kernels.%s: %s must hold at least %zd 8-byte items; got %zd %zd-byte items",
                      fn, what, need, v->len / (v->itemsize ? v->itemsize : 1), v->itemsize);
+        PyBuffer_Release(v);
+        return -1;
+    }
+    if (((uintptr_t)v->buf & 7u) != 0) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: %s must be 8-byte aligned", fn, what);
         PyBuffer_Release(v);
         return -1;
     }
