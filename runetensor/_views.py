@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
+from ._backend import _fastops
 from ._dtypes import DType
 from ._tensor import Tensor, as_level, as_tensor, attach, higher_backend, wrap
 from ._validate import (MAX_RANK, as_dtype, as_int, as_shape, broadcast_shapes, normalize_axes, normalize_axis,
@@ -68,6 +69,10 @@ def _infer_shape(shape: Any, size: int, fname: str, src: tuple[int, ...]) -> tup
     return shp
 
 
+_creshape = _fastops.RESHAPE_VIEW
+_ctranspose = _fastops.TRANSPOSE_VIEW
+
+
 @attach()
 def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:
     """A view of ``t`` with a new shape (never a copy).
@@ -88,6 +93,10 @@ def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:
      [3, 4],
      [5, 6]]
     """
+    if _creshape is not None:
+        r = _creshape(t, shape, MAX_RANK)  # the fast case below in C (a NumPy tensor, a plain shape)
+        if r is not None:
+            return r
     if type(t) is not Tensor:
         t = as_tensor(t, "reshape")
     h = t._data
@@ -442,6 +451,10 @@ def transpose(t: Tensor, axes: Sequence[int] | None = None) -> Tensor:
     >>> rt.transpose(rt.zeros(rt.float32, [2, 3, 4]), axes=[2, 0, 1]).shape
     (4, 2, 3)
     """
+    if axes is None and _ctranspose is not None:
+        r = _ctranspose(t)  # a NumPy tensor's reversed axes in C
+        if r is not None:
+            return r
     if type(t) is not Tensor:
         t = as_tensor(t, "transpose")
     h = t._data

@@ -25,6 +25,7 @@ import ast
 import builtins
 import collections.abc
 import inspect
+import os
 import sys
 import types
 import typing
@@ -419,6 +420,9 @@ STUBS = {"runetensor/_tensor.pyi": tensor_stub, "runetensor/__init__.pyi": init_
 
 
 def main() -> int:
+    # the Python operators, whose signatures the stubs show (the optional C ones replacing them at run
+    # time take the same arguments: runetensor/_backend/_fastops.py)
+    os.environ["RUNETENSOR_C_DISPATCH"] = "0"
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if a checked-in stub is out of date")
     args = ap.parse_args()

@@ -388,3 +388,61 @@ def test_jit_fast_path_counts_hits_and_survives_eviction(monkeypatch):
         x = rt.asarray(np.ones(s, np.float32))
         assert rt.to_numpy(f(x)).tolist() == [3.0] * s[0]
     assert rt.jit_stats(f)["cache_size"] <= 3
+
+
+# ---------------------------------------------------------------------------
+# Tensor construction, rt.reshape and rt.transpose in C
+# ---------------------------------------------------------------------------
+def test_c_wrap_builds_the_same_tensor():
+    from runetensor import _tensor
+    h = np.arange(3.0)
+    be = rt.get_backend("numpy")
+    t = _fastops.WRAP(h, rt.float64, be)
+    assert type(t) is rt.Tensor and t._data is h and t._dtype is rt.float64 and t._backend is be
+    assert _tensor.wrap is _fastops.WRAP
+    with pytest.raises(TypeError):
+        _fastops.WRAP(h, rt.float64)
+
+
+_SHAPES = [(6, 4), [6, 4], (-1,), (2, -1, 3), [-1, 8], (24,), (4, 6, 1), (5, 5), (-1, -1), (0, -1), (2, True, 12),
+           (np.int64(6), 4), (24.0,), "ab", None, 24, (), (1,) * 70, (2 ** 70, 0), (-2, -12)]
+
+
+def _views_outcomes(monkeypatch, fn, cases):
+    from runetensor import _views
+    c = [_outcome(fn, *a) for a in cases]
+    monkeypatch.setattr(_views, "_creshape", None)
+    monkeypatch.setattr(_views, "_ctranspose", None)
+    py = [_outcome(fn, *a) for a in cases]
+    return c, py
+
+
+def test_reshape_matches_python_path(monkeypatch):
+    base = rt.asarray(np.arange(24, dtype=np.float32).reshape(4, 6))
+    tensors = [base, base.T, base[:, ::2], rt.asarray(np.zeros((0, 3), np.float32)), rt.asarray(np.float32(2)),
+               rt.asarray(np.arange(24, dtype=np.int8)), rt.asarray(np.arange(24) > 3)]
+    cases = [(t, s) for t in tensors for s in _SHAPES] + [([1, 2, 3], (3,)), (np.arange(6.0), (2, 3))]
+    c, py = _views_outcomes(monkeypatch, rt.reshape, cases)
+    assert c == py
+
+
+def test_transpose_matches_python_path(monkeypatch):
+    base = rt.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    cases = [(base,), (base[1],), (base[:, ::-1],), (rt.asarray(np.float64(1)),), (base, (1, 0, 2)),
+             (base, [2, 0, 1]), (base, (0, 0, 1)), ([[1, 2]],), (rt.asarray(np.zeros((0, 2))),)]
+    c, py = _views_outcomes(monkeypatch, rt.transpose, cases)
+    assert c == py
+
+
+@given(st.lists(st.integers(0, 4), min_size=0, max_size=4), st.lists(st.integers(-1, 6), max_size=4))
+def test_reshape_property(shape, new):
+    from runetensor import _views
+    t = rt.asarray(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
+    c = _outcome(rt.reshape, t, tuple(new))
+    saved = _views._creshape
+    _views._creshape = None
+    try:
+        py = _outcome(rt.reshape, t, tuple(new))
+    finally:
+        _views._creshape = saved
+    assert c == py

@@ -65,8 +65,9 @@ static PyTypeObject *tensor_type = NULL;
 static PyTypeObject *ndarray_type = NULL;
 static PyObject *np_backend = NULL, *asarray = NULL;
 static PyObject *slot_data = NULL, *slot_dtype = NULL, *slot_backend = NULL;
-static PyObject *meth_binary = NULL, *meth_unary = NULL;
+static PyObject *meth_binary = NULL, *meth_unary = NULL, *meth_reshape = NULL, *meth_permute = NULL;
 static PyObject *s_data, *s_dtype, *s_backend, *s_binary, *s_unary, *s_dtype_attr, *s_base_attr;
+static PyObject *s_reshape, *s_permute, *s_transpose, *s_copy, *kw_copy;
 static Py_ssize_t off_data, off_dtype, off_backend;
 static Py_ssize_t fast_min = 0;
 static unsigned int tensor_tag = 0, backend_tag = 0;
@@ -82,7 +83,8 @@ static int env_ok(void)
         /* a type changed (or its version tag was dropped): check the attributes again */
         if (_PyType_Lookup(tensor_type, s_data) != slot_data || _PyType_Lookup(tensor_type, s_dtype) != slot_dtype ||
             _PyType_Lookup(tensor_type, s_backend) != slot_backend || _PyType_Lookup(bt, s_binary) != meth_binary ||
-            _PyType_Lookup(bt, s_unary) != meth_unary)
+            _PyType_Lookup(bt, s_unary) != meth_unary || _PyType_Lookup(bt, s_reshape) != meth_reshape ||
+            _PyType_Lookup(bt, s_permute) != meth_permute)
             return 0;
         if (!(tensor_type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) || !(bt->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG)) {
             tensor_tag = 0;  /* no tag to remember: check every time */
@@ -93,7 +95,8 @@ static int env_ok(void)
     }
     PyObject **dp = _PyObject_GetDictPtr(np_backend);
     if (dp != NULL && *dp != NULL) {
-        if (PyDict_GetItemWithError(*dp, s_binary) != NULL || PyDict_GetItemWithError(*dp, s_unary) != NULL)
+        if (PyDict_GetItemWithError(*dp, s_binary) != NULL || PyDict_GetItemWithError(*dp, s_unary) != NULL ||
+            PyDict_GetItemWithError(*dp, s_reshape) != NULL || PyDict_GetItemWithError(*dp, s_permute) != NULL)
             return 0;
         if (PyErr_Occurred()) {
             PyErr_Clear();
@@ -383,7 +386,9 @@ static PyObject *setup(PyObject *mod, PyObject *args)
     PyObject *db = PyObject_GetAttr(tt, s_backend);
     PyObject *mb = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_binary);
     PyObject *mu = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_unary);
-    if (!d || !dt || !db || !mb || !mu)
+    PyObject *mr = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_reshape);
+    PyObject *mp = PyObject_GetAttr((PyObject *)Py_TYPE(be), s_permute);
+    if (!d || !dt || !db || !mb || !mu || !mr || !mp)
         goto fail;
     off_data = member_offset(d);
     off_dtype = member_offset(dt);
@@ -392,7 +397,8 @@ static PyObject *setup(PyObject *mod, PyObject *args)
         goto fail;
     /* identities as _PyType_Lookup sees them (borrowed there; we hold our own references) */
     if (_PyType_Lookup((PyTypeObject *)tt, s_data) != d || _PyType_Lookup((PyTypeObject *)tt, s_backend) != db ||
-        _PyType_Lookup(Py_TYPE(be), s_binary) != mb || _PyType_Lookup(Py_TYPE(be), s_unary) != mu) {
+        _PyType_Lookup(Py_TYPE(be), s_binary) != mb || _PyType_Lookup(Py_TYPE(be), s_unary) != mu ||
+        _PyType_Lookup(Py_TYPE(be), s_reshape) != mr || _PyType_Lookup(Py_TYPE(be), s_permute) != mp) {
         PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: Tensor or the backend is patched");
         goto fail;
     }
@@ -401,6 +407,8 @@ static PyObject *setup(PyObject *mod, PyObject *args)
     slot_backend = db;
     meth_binary = mb;
     meth_unary = mu;
+    meth_reshape = mr;
+    meth_permute = mp;
     Py_INCREF(tt);
     tensor_type = (PyTypeObject *)tt;
     Py_INCREF(nt);
@@ -419,6 +427,8 @@ fail:
     Py_XDECREF(db);
     Py_XDECREF(mb);
     Py_XDECREF(mu);
+    Py_XDECREF(mr);
+    Py_XDECREF(mp);
     return NULL;
 }
 
@@ -471,6 +481,163 @@ static PyObject *add_op(PyObject *mod, PyObject *args)
     return descr;
 }
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Tensor construction and views
+ * ---------------------------------------------------------------------------------------------- */
+
+/* wrap(data, dtype, backend): runetensor._tensor.wrap in C (a Tensor around a handle, no checks). */
+static PyObject *cwrap(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.wrap: call setup first");
+        return NULL;
+    }
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "wrap() takes 3 positional arguments but %zd were given", nargs);
+        return NULL;
+    }
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL)
+        return NULL;
+    Py_INCREF(args[0]);
+    SLOT(t, off_data) = args[0];
+    Py_INCREF(args[1]);
+    SLOT(t, off_dtype) = args[1];
+    Py_INCREF(args[2]);
+    SLOT(t, off_backend) = args[2];
+    return t;
+}
+
+/* The handle of t when t is a Tensor of the NumPy backend holding an ndarray and nothing is patched. */
+static PyObject *plain_handle(PyObject *t)
+{
+    if (!ready || Py_TYPE(t) != tensor_type || SLOT(t, off_backend) != np_backend || SLOT(t, off_dtype) == NULL)
+        return NULL;
+    PyObject *h = SLOT(t, off_data);
+    if (h == NULL || Py_TYPE(h) != ndarray_type || !env_ok())
+        return NULL;
+    return h;
+}
+
+/* reshape_view(t, shape, max_rank): rt.reshape's fast case in C (shape a tuple or list of at most
+ * max_rank exact ints >= 0 and at most one -1, t non-empty, the sizes equal, NumPy's reshape a view);
+ * None for anything else (rt.reshape's Python path decides, errors included). */
+static PyObject *reshape_view(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs != 3)
+        Py_RETURN_NONE;
+    PyObject *h = plain_handle(args[0]), *shape = args[1];
+    if (h == NULL || !(PyTuple_CheckExact(shape) || PyList_CheckExact(shape)))
+        Py_RETURN_NONE;
+    Py_ssize_t maxr = PyLong_AsSsize_t(args[2]);
+    if (maxr == -1 && PyErr_Occurred())
+        return NULL;
+    ArrayHead *a = (ArrayHead *)h;
+    Py_ssize_t size = 1;
+    for (int i = 0; i < a->nd; i++)
+        size *= a->dimensions[i];
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(shape);
+    if (size == 0 || k > maxr || k > 64)
+        Py_RETURN_NONE;
+    PyObject **items = PySequence_Fast_ITEMS(shape);
+    Py_ssize_t dims[64], n = 1;
+    int neg = -1;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (!PyLong_CheckExact(items[i]))
+            Py_RETURN_NONE;
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        if (v < 0) {
+            if (v != -1 || neg >= 0)
+                Py_RETURN_NONE;
+            neg = (int)i;
+            continue;
+        }
+        if (v > size)
+            Py_RETURN_NONE;  /* the product cannot be the size (size > 0) */
+        dims[i] = (Py_ssize_t)v;
+        n *= dims[i];
+        if (n > size)
+            Py_RETURN_NONE;
+    }
+    if (neg >= 0) {
+        if (n == 0 || size % n)
+            Py_RETURN_NONE;
+        dims[neg] = size / n;
+        n = size;
+    }
+    if (n != size)
+        Py_RETURN_NONE;
+    PyObject *st = PyTuple_New(k);
+    if (st == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *v = PyLong_FromSsize_t(dims[i]);
+        if (v == NULL) {
+            Py_DECREF(st);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(st, i, v);
+    }
+    /* h.reshape(shape, copy=False), as NumpyBackend.reshape; a C-contiguous h always gives a view, and
+     * NumPy's keyword handling costs more than the reshape: then without it */
+    PyObject *argv[3] = {h, st, Py_False};
+    PyObject *r = PyObject_VectorcallMethod(s_reshape, argv, 2, (a->flags & ARRAY_C_CONTIGUOUS) ? NULL : kw_copy);
+    Py_DECREF(st);
+    if (r == NULL) {
+        PyErr_Clear();  /* no view (ValueError): the Python path says so */
+        Py_RETURN_NONE;
+    }
+    if (Py_TYPE(r) != ndarray_type) {
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    SLOT(t, off_data) = r;
+    Py_INCREF(SLOT(args[0], off_dtype));
+    SLOT(t, off_dtype) = SLOT(args[0], off_dtype);
+    Py_INCREF(np_backend);
+    SLOT(t, off_backend) = np_backend;
+    return t;
+}
+
+/* transpose_view(t): rt.transpose(t) (all axes reversed) in C for a NumPy tensor; None otherwise. */
+static PyObject *transpose_view(PyObject *mod, PyObject *t0)
+{
+    (void)mod;
+    PyObject *h = plain_handle(t0);
+    if (h == NULL)
+        Py_RETURN_NONE;
+    PyObject *r = PyObject_CallMethodNoArgs(h, s_transpose);  /* NumPy: the axes reversed */
+    if (r == NULL)
+        return NULL;
+    if (Py_TYPE(r) != ndarray_type) {
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    SLOT(t, off_data) = r;
+    Py_INCREF(SLOT(t0, off_dtype));
+    SLOT(t, off_dtype) = SLOT(t0, off_dtype);
+    Py_INCREF(np_backend);
+    SLOT(t, off_backend) = np_backend;
+    return t;
+}
 
 /* ------------------------------------------------------------------------------------------------
  * rt.jit's cached calls (runetensor/_jit/__init__.py, runetensor/_backend/_jitrun.py)
@@ -793,6 +960,11 @@ static PyMethodDef methods[] = {
     {"add_op", add_op, METH_VARARGS,
      "add_op(name, ufunc, fallback, result_dtype, reflected, kind, same, floats, ints): a method descriptor of "
      "Tensor running ufunc in C in the common cases and fallback(self, *args) otherwise"},
+    {"wrap", (PyCFunction)(void (*)(void))cwrap, METH_FASTCALL,
+     "wrap(data, dtype, backend): a Tensor around a backend handle (runetensor._tensor.wrap)"},
+    {"reshape_view", (PyCFunction)(void (*)(void))reshape_view, METH_FASTCALL,
+     "reshape_view(t, shape, max_rank): rt.reshape's view for a NumPy tensor and a plain shape, else None"},
+    {"transpose_view", transpose_view, METH_O, "transpose_view(t): rt.transpose(t) for a NumPy tensor, else None"},
     {"fast_key", fast_key, METH_O,
      "fast_key(args): rt.jit's fast-path key when every argument is a C-contiguous NumPy Tensor, else "
      "NotImplemented"},
@@ -820,6 +992,13 @@ PyMODINIT_FUNC PyInit__dispatch(void)
     s_unary = PyUnicode_InternFromString("unary");
     s_dtype_attr = PyUnicode_InternFromString("dtype");
     s_base_attr = PyUnicode_InternFromString("base");
+    s_reshape = PyUnicode_InternFromString("reshape");
+    s_permute = PyUnicode_InternFromString("permute");
+    s_transpose = PyUnicode_InternFromString("transpose");
+    s_copy = PyUnicode_InternFromString("copy");
+    kw_copy = s_copy ? PyTuple_Pack(1, s_copy) : NULL;
+    if (!s_reshape || !s_permute || !s_transpose || !kw_copy)
+        return NULL;
     if (!s_data || !s_dtype || !s_backend || !s_binary || !s_unary || !s_dtype_attr || !s_base_attr)
         return NULL;
     return PyModule_Create(&moddef);

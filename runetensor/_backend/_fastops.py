@@ -45,6 +45,12 @@ _C: dict[str, Any] = {}
 #: whether Tensor's operators are the C descriptors now
 ENABLED = False
 _TENSOR: list[Any] = []
+#: once installed: ``wrap(data, dtype, backend)`` in C; ``reshape_view(t, shape, max_rank)`` and
+#: ``transpose_view(t)``, rt.reshape's and rt.transpose's views of a NumPy tensor in C (None: not the
+#: fast case, the Python function decides)
+WRAP: Callable[..., Any] | None = None
+RESHAPE_VIEW: Callable[..., Any] | None = None
+TRANSPOSE_VIEW: Callable[..., Any] | None = None
 
 #: NumPy dtypes whose elementwise ops the backend hands straight to a ufunc (for small operands)
 _PLAIN = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
@@ -77,6 +83,8 @@ def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> b
     except (RuntimeError, TypeError):  # an unexpected array layout or patched classes: stay in Python
         return False
     _TENSOR.append(tensor)
+    global WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW
+    WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW = _dispatch.wrap, _dispatch.reshape_view, _dispatch.transpose_view
     plain = [(rt_d, nd.kind) for rt_d, nd in NP_DTYPE.items() if nd in _PLAIN]
     for name, prim, result, kinds, reflected, unary in ops:
         found = _ufunc(prim, unary)
