@@ -185,12 +185,9 @@ def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, ks: tuple[int, .
     w2[:cout] = w.reshape(cout, c * t)
     yw = _empty((c4, r))
     fo = offs + big
-    kern = _ck.conv_fwd
-
-    def run(i: int, rg: tuple = _ranges(0, r, c4 * c * t)) -> None:
-        kern(w2, xr, fo, yw, c4, c, lr, r, rg[i][0], rg[i][1])
-
-    parallel_for(run, len(_ranges(0, r, c4 * c * t)), r * c4 * c * t >= _BIG_WORK)
+    rg = _ranges(0, r, c4 * c * t)
+    fk = _ck.conv_fwd
+    parallel_for(lambda i: fk(w2, xr, fo, yw, c4, c, lr, r, rg[i][0], rg[i][1]), len(rg), r * c4 * c * t >= _BIG_WORK)
     y = _crop(yw, cout, n, sp_pad, (0,) * len(sp), out, None if b is None else np.ascontiguousarray(b))
     return y, xr
 
