@@ -69,10 +69,12 @@ _LAZY_ATTRS = {"jit": "_jit", "jit_stats": "_jit",
 
 def __getattr__(name: str) -> _ModuleType:
     if name in _LAZY_SUBMODULES:
+        # deferred: only the lazy loader needs it; the rt namespace stays without it
         import importlib
         return importlib.import_module(f"{__name__}.{name}")  # the import binds the attribute too
     home = _LAZY_ATTRS.get(name)
     if home is not None:
+        # deferred: only the lazy loader needs it; the rt namespace stays without it
         import importlib
         value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
         globals()[name] = value  # later lookups are plain attribute reads

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._tensor import Tensor, wrap
+from ._creation import to_backend
 
 __all__: list[str] = []
 
@@ -76,7 +77,6 @@ def to_device(self: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
     if device not in ("cpu", "dask") or self._backend.level > 0:
         raise ValueError(f"to_device: cannot move this tensor from {here!r} to device {device!r}; expected "
                          f"one of 'cpu', 'dask' for a tensor outside transformations")
-    from ._creation import to_backend
     return to_backend(self, "numpy" if device == "cpu" else "dask")
 
 

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ._autodiff._pytree import _REGISTRY, tree_flatten, tree_unflatten
 from ._tensor import Tensor
+from ._views import copy
 
 __all__ = ["save_checkpoint", "load_checkpoint"]
 
@@ -25,6 +26,7 @@ _KEY = "runetensor_checkpoint"
 def _module_fields(x: Any) -> list[str] | None:
     """The dynamic field names of a registered class whose flatten rule reports them (``rt.nn.Module``)."""
     try:
+        # deferred: rt.nn is a lazy submodule (a checkpoint without modules does not load it)
         from .nn._module import Module, _flatten
     except ImportError:  # pragma: no cover
         return None
@@ -110,6 +112,7 @@ def save_checkpoint(path: Any, tree: Any, metadata: Mapping[str, str] | None = N
     >>> print(back["w"], back["step"])
     [1, 1] 3
     """
+    # deferred: cycle by design: runetensor.io imports this module (rt.io re-exports the checkpoint functions)
     from .io import save_safetensors
     fname = "save_checkpoint"
     leaves = _paths(tree)
@@ -179,8 +182,8 @@ def load_checkpoint(path: Any, like: Any, *, max_bytes: int | None = None) -> An
     ...     print(str(e).split(" differs from like ")[1])
     at 'w': the file has a float32 tensor of shape (2,), like has a float32 tensor of shape (3,)
     """
+    # deferred: cycle by design: runetensor.io imports this module (rt.io re-exports the checkpoint functions)
     from .io import load_safetensors
-    from ._views import copy
     fname = "load_checkpoint"
     where = repr(str(path))
     tensors, meta = load_safetensors(path, return_metadata=True, max_bytes=max_bytes)

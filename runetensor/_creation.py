@@ -14,6 +14,9 @@ from ._backend import get_backend, use_backend
 from ._dtypes import DType
 from ._tensor import Tensor, as_tensor, attach, wrap
 from ._validate import MAX_NBYTES, alloc_error, as_dtype, as_int, as_shape, check_alloc, store_value
+from ._combine import _stack
+from ._tensor import common_backend
+from ._dask_collection import _rechunk
 
 __all__ = ["create", "init", "empty", "full", "ones", "zeros", "scalar", "empty_like", "full_like",
            "ones_like", "zeros_like", "scalar_like", "asarray", "to_numpy", "from_numpy", "arange", "arange_f",
@@ -104,8 +107,6 @@ def _stack_nested(obj: Any, d: DType | None, fname: str) -> Tensor:
     """A tensor from nested lists holding tensors of a running transformation, built with ``stack``
     so that derivatives (and ``vmap``'s lanes) flow through it, as they do through ``rt.stack``.
     ``d`` None: the tensors' promoted dtype, combined with the Python numbers' kinds (weak typing)."""
-    from ._combine import _stack
-    from ._tensor import common_backend
     leaves = _leaves(obj, [])
     for v in leaves:
         if not isinstance(v, Tensor) and type(v) not in (builtins.bool, builtins.int, builtins.float,
@@ -446,6 +447,7 @@ def _asarray_on(obj: Any, dtype: Any, copy: Any, be: Any, chunks: Any) -> Tensor
             return _asarray_on(obj, dtype, copy, be, None)
     if isinstance(obj, Tensor) and obj._backend is not be:
         if obj._backend.level > 0:
+            # deferred: cycle: runetensor._interop imports this module
             from ._interop import refuse_derivative
             refuse_derivative(obj, "asarray")
             raise ValueError(f"asarray: cannot move a tensor of a running transformation ({obj._backend.name}) "
@@ -486,7 +488,6 @@ def to_backend(t: Tensor, backend: Any, chunks: Any = None) -> Tensor:
         if chunks is None:
             return t
         if be.name == "dask":  # already there: the same values in the new chunks
-            from ._dask_collection import _rechunk
             return _rechunk(t, chunks, "to_backend")
     return _asarray_on(t, None, None, be, chunks)
 
@@ -530,6 +531,7 @@ def to_numpy(t: Tensor) -> Any:
     """
     t = as_tensor(t, "to_numpy")
     if t._backend.level > 0:
+        # deferred: cycle: runetensor._interop imports this module
         from ._interop import refuse_derivative
         refuse_derivative(t, "to_numpy")
     return t._backend.to_host(t._data)
@@ -594,6 +596,7 @@ def refuse_range_bound(v: Any, what: str, fname: str) -> None:
         TypeError: naming ``fname``, ``what`` and ``rt.stop_gradient``.
     """
     if isinstance(v, Tensor) and v._backend.level > 0:
+        # deferred: cycle: the transformations (runetensor._autodiff) import this module
         from ._autodiff._trace import carries_derivative
         if carries_derivative(v):
             raise TypeError(f"{fname}: {what} carries a derivative (it depends on the inputs of a running "

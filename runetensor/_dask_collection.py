@@ -80,8 +80,10 @@ def _dask_tokenize(self: Tensor) -> Any:
         return ("runetensor.Tensor", "dask", self._dtype.name, _arr(self).name)
     be = self._backend
     if be.level > 0 or self._dtype is D.object_:
+        # deferred: keeps import runetensor fast (only Dask's tokens need it)
         import uuid
         return ("runetensor.Tensor", uuid.uuid4().hex)  # no stable token (a traced value, Python objects)
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     from dask.base import normalize_token
     return ("runetensor.Tensor", be.name, self._dtype.name, self.shape, normalize_token(be.to_host(self._data)))
 
@@ -96,6 +98,7 @@ def _finalize(results: Any, fin: Callable, args: tuple, dtype: D.DType) -> Tenso
 
 def _rebuild(dsk: Any, rebuild: Callable, state: tuple, dtype: D.DType, rename: Any = None) -> Tensor:
     """``dask.persist``'s last step for a tensor: a new Dask tensor over the persisted chunks."""
+    # deferred: keeps import runetensor fast (the Dask backend imports Dask)
     from ._backend.dask_backend import DaskHandle
     be = get_backend("dask")
     return wrap(DaskHandle(rebuild(dsk, *state, rename=rename)), dtype, be)
@@ -112,6 +115,7 @@ def _dask_postpersist(self: Tensor) -> tuple:
 
 
 def _dask_optimize(dsk: Any, keys: Any, **kwargs: Any) -> Any:
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     import dask.array as da
     return da.Array.__dask_optimize__(dsk, keys, **kwargs)
 
@@ -119,6 +123,7 @@ def _dask_optimize(dsk: Any, keys: Any, **kwargs: Any) -> Any:
 def _dask_scheduler(dsk: Any, keys: Any, **kwargs: Any) -> Any:
     """Dask's default scheduler for tensors: the local threaded one (as ``dask.array``); an active
     ``distributed.Client`` takes precedence, as for every collection."""
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     import dask.threaded
     return dask.threaded.get(dsk, keys, **kwargs)
 
@@ -154,6 +159,7 @@ def persist(*tensors: Any, **kwargs: Any) -> tuple:
     >>> len(y.__dask_graph__()) == y._data.arr.npartitions   # the chunks only, no generator tasks
     True
     """
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     import dask
     return tuple(dask.persist(*tensors, traverse=False, **kwargs))
 
@@ -183,8 +189,10 @@ def rechunk(t: Tensor, chunks: Any) -> Tensor:
 
 def _rechunk(t: Tensor, chunks: Any, fname: str) -> Tensor:
     t = _require_dask(t, fname)
+    # deferred: keeps import runetensor fast (the Dask backend imports Dask)
     from ._backend.dask_backend import DaskHandle
     a = _arr(t)
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     from dask.array.core import normalize_chunks
     try:
         r = a.rechunk(normalize_chunks(chunks, a.shape, dtype=a.dtype, previous_chunks=a.chunks)
@@ -254,6 +262,7 @@ def map_blocks(fn: Callable, *tensors: Any, dtype: Any = None, chunks: Any = Non
             raise TypeError(f"map_blocks: argument {i} must be a Tensor, got {type(t).__name__} "
                             "(pass other values as keyword arguments)")
         ts.append(t if _is_dask(t) else t.to_backend("dask"))
+    # deferred: keeps import runetensor fast (the Dask backend imports Dask)
     from ._backend.dask_backend import map_blocks_handle
     dtypes = tuple(t._dtype for t in ts)
     if dtype is None:

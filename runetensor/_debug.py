@@ -24,6 +24,10 @@ import threading
 import weakref
 from typing import Any
 
+from . import _dtypes
+from ._backend import _active, get_backend
+from ._tensor import Tensor, higher_backend, wrap
+
 __all__ = ["debug_print", "debug_nans"]
 
 #: whether ``debug_nans`` is on (the checking wrappers are installed on the NumPy backend)
@@ -102,8 +106,6 @@ def debug_print(fmt: str, *args: Any, **kwargs: Any) -> None:
     except (IndexError, KeyError, ValueError) as e:
         raise ValueError(f"debug_print: bad format string {fmt!r} for {len(args)} positional and "
                          f"{sorted(kwargs)} keyword arguments: {e}") from None
-    from ._backend import _active
-    from ._tensor import Tensor, higher_backend
     items = list(enumerate(args)) + list(kwargs.items())
     ts = [(k, v) for k, v in items if isinstance(v, Tensor)]
     st = _active.stack
@@ -116,8 +118,6 @@ def debug_print(fmt: str, *args: Any, **kwargs: Any) -> None:
     npos = len(args)
 
     def show(*vals: Any) -> None:
-        from ._backend import get_backend
-        from ._tensor import wrap
         nb = get_backend("numpy")
         got = dict(plain)
         for k, v, d in zip(keys, vals, dtypes):
@@ -197,7 +197,6 @@ class debug_nans:
 
 def _set(on: bool) -> None:
     global ON
-    from ._backend import get_backend
     B = get_backend("numpy")
     with _LOCK:
         if on and not ON:
@@ -331,7 +330,6 @@ def _wrappers(B: Any) -> dict:
 
 
 def _int64() -> Any:
-    from . import _dtypes
     return _dtypes.int64
 
 
@@ -356,9 +354,8 @@ def in_backward(e: BaseException, node: Any) -> None:
 
 def _nonfinite_leaves(tree: Any) -> list:
     """(position, tensor) of the NumPy-backend float tensors of ``tree`` with a NaN or an infinity."""
+    # deferred: cycle: the transformations (runetensor._autodiff) import this module
     from ._autodiff._pytree import tree_leaves
-    from ._backend import get_backend
-    from ._tensor import Tensor
     nb = get_backend("numpy")
     res = []
     for i, t in enumerate(tree_leaves(tree)):
@@ -375,9 +372,8 @@ def jit_call(st: Any, args: tuple, kwargs: dict) -> Any:
     """A call of the jitted function ``st`` (its ``_Jitted``) while debug_nans is on: run the program
     unchecked, check its outputs, and re-run ``st.f`` eagerly with every primitive checked if one is
     not finite."""
+    # deferred: cycle: the transformations (runetensor._autodiff) import this module
     from ._autodiff._pytree import tree_map
-    from ._backend import _active
-    from ._tensor import Tensor, wrap
     if _active.stack or _tls.quiet:  # inline in a transformation: its primitives are checked as they run
         return st(*args, **kwargs)
     call_args = args

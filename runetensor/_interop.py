@@ -46,6 +46,7 @@ from ._backend import get_backend
 from ._creation import _object_flat
 from ._tensor import Tensor, wrap
 from ._validate import check_alloc
+from ._autodiff._trace import carries_derivative
 
 __all__ = ["from_dlpack", "memoryview"]
 
@@ -61,7 +62,6 @@ def refuse_derivative(t: Tensor, fname: str) -> None:
         TypeError: naming ``fname`` and ``rt.stop_gradient``.
     """
     if t._backend.level > 0:
-        from ._autodiff._trace import carries_derivative
         if carries_derivative(t):
             raise TypeError(f"{fname}: this tensor carries a derivative (it depends on the inputs of a running "
                             "grad/vjp/jvp); converting it to NumPy, a buffer or another backend would drop it "

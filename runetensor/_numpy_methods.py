@@ -28,6 +28,7 @@ from typing import Any
 from . import _reduction as R
 from . import _views as V
 from ._tensor import Tensor, binary_op
+from ._interop import refuse_derivative
 
 __all__: list[str] = []
 
@@ -130,7 +131,6 @@ def tobytes(self: Tensor) -> bytes:
         TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
     """
     if self._backend.level > 0:
-        from ._interop import refuse_derivative
         refuse_derivative(self, "tobytes")
     return bytes(self._backend.to_host(self._data).tobytes())
 
@@ -149,7 +149,6 @@ def _array_interface(self: Tensor) -> dict[str, Any]:
         TypeError: if the tensor carries a derivative (``rt.stop_gradient`` it first).
     """
     if self._backend.level > 0:
-        from ._interop import refuse_derivative
         refuse_derivative(self, "__array_interface__")
     h = self._data
     try:

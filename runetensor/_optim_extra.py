@@ -14,11 +14,15 @@ import math
 import numbers
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from . import _dtypes as D
 from ._tensor import Tensor
-from .optim import (GradientTransformation, _adam_moments, _check_state, _count, _count_init, _count_next,
-                    _flat, _lr, _lr_at, _mul, _neg, _nonneg, _number, _params, _positive_int, _scaled, _state,
-                    _step, _unflat, _zero_moments, _zeros, warmup_cosine_decay_schedule)
+from ._optim_core import (GradientTransformation, _adam_moments, _check_state, _count, _count_init, _count_next,
+                          _flat, _lr, _lr_at, _mul, _neg, _nonneg, _number, _params, _positive_int, _scaled, _state,
+                          _step, _unflat, _zero_moments, _zeros, warmup_cosine_decay_schedule)
+from .random import _check_key
+from ._autodiff import register_pytree
 
 __all__ = ["lamb", "radam", "lars", "adan", "adafactor", "scale_by_trust_ratio", "centralize", "add_noise",
            "apply_if_finite", "grads_finite", "piecewise_constant_schedule", "polynomial_schedule",
@@ -26,11 +30,6 @@ __all__ = ["lamb", "radam", "lars", "adan", "adafactor", "scale_by_trust_ratio",
            "StaticLossScale", "DynamicLossScale",
            "LambState", "RadamState", "LarsState", "AdanState", "AdafactorState", "AddNoiseState",
            "ApplyIfFiniteState", "ReduceOnPlateauState"]
-
-
-def _rt() -> Any:
-    import runetensor as rt  # deferred: the package imports this module
-    return rt
 
 
 class LambState(NamedTuple):
@@ -104,18 +103,16 @@ class ReduceOnPlateauState(NamedTuple):
 
 def _norm(x: Tensor) -> Tensor:
     """The Euclidean norm of one leaf, in float64."""
-    rt = _rt()
     y = rt.cast(x, D.float64)
     return rt.sqrt(rt.sum(y * y))
 
 
 def _f64(v: Any) -> Tensor:
-    return _rt().cast(v, D.float64) if isinstance(v, Tensor) else _rt().scalar(D.float64, builtins.float(v))
+    return rt.cast(v, D.float64) if isinstance(v, Tensor) else rt.scalar(D.float64, builtins.float(v))
 
 
 def _trust(u: Tensor, p: Tensor, min_norm: float, coef: float, eps: float) -> Tensor:
     """``u * coef * max(|p|, min_norm) / (max(|u|, min_norm) + eps)``; 1 where either norm is 0 (optax)."""
-    rt = _rt()
     pn = rt.maximum(_norm(p), min_norm)
     un = rt.maximum(_norm(u), min_norm)
     zero = (pn == 0.0) | (un == 0.0)
@@ -129,7 +126,6 @@ def _bias(t: Tensor, b: float) -> Tensor:
 
 
 def _rms(x: Tensor) -> Tensor:
-    rt = _rt()
     y = rt.cast(x, D.float64)
     return rt.sqrt(rt.mean(y * y))
 
@@ -169,7 +165,6 @@ def lamb(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6, weight_
     b2 = _number(b2, fname, "b2", 0.0, 1.0, hi_open=True)
     eps = _nonneg(eps, fname, "eps")
     wd = _nonneg(weight_decay, fname, "weight_decay")
-    rt = _rt()
 
     def init(params: Any) -> LambState:
         return LambState(_count_init(), *_zero_moments(params, fname))
@@ -232,7 +227,6 @@ def radam(lr: Any, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, thresh
     eps = _nonneg(eps, fname, "eps")
     thr = _number(threshold, fname, "threshold", 4.0, math.inf, hi_open=True)   # r_t needs rho_t >= 4
     rho_inf = 2.0 / (1.0 - b2) - 1.0
-    rt = _rt()
 
     def init(params: Any) -> RadamState:
         return RadamState(_count_init(), *_zero_moments(params, fname))
@@ -357,7 +351,6 @@ def adan(lr: Any, b1: float = 0.98, b2: float = 0.92, b3: float = 0.99, eps: flo
     eps = _nonneg(eps, fname, "eps")
     eps_root = _nonneg(eps_root, fname, "eps_root")
     wd = _nonneg(weight_decay, fname, "weight_decay")
-    rt = _rt()
 
     def init(params: Any) -> AdanState:
         p, tp = _flat(params, fname, "params")
@@ -452,7 +445,6 @@ def adafactor(lr: Any = None, min_dim_size_to_factor: int = 128, decay_rate: flo
     mom = None if momentum is None else _number(momentum, fname, "momentum", 0.0, 1.0)
     wd = None if weight_decay_rate is None else _nonneg(weight_decay_rate, fname, "weight_decay_rate")
     eps = _nonneg(eps, fname, "eps")
-    rt = _rt()
 
     def init(params: Any) -> AdafactorState:
         p, tp = _flat(params, fname, "params")
@@ -597,7 +589,6 @@ def centralize() -> GradientTransformation:
         return ()
 
     def update(grads: Any, state: Any, params: Any = None) -> tuple[Any, tuple]:
-        rt = _rt()
         g, tg = _flat(grads, fname, "updates")
         out = [x - rt.mean(x, axes=list(range(1, x.ndim)), keepdims=True) if x.ndim > 1 else x for x in g]
         return _unflat(tg, out), ()
@@ -630,8 +621,6 @@ def add_noise(eta: float, gamma: float, key: Tensor) -> GradientTransformation:
     fname = "add_noise"
     eta = _nonneg(eta, fname, "eta")
     gamma = _nonneg(gamma, fname, "gamma")
-    rt = _rt()
-    from .random import _check_key
     _check_key(key, fname)
 
     def init(params: Any) -> AddNoiseState:
@@ -671,7 +660,6 @@ def grads_finite(tree: Any) -> Tensor:
     >>> print(rt.optim.grads_finite(g), rt.optim.grads_finite({"w": g["w"]}))
     false true
     """
-    rt = _rt()
     leaves, _ = rt.tree_flatten(tree)
     ok = rt.full(D.bool, [], True)
     for x in leaves:
@@ -709,7 +697,6 @@ def apply_if_finite(inner: GradientTransformation, max_consecutive_errors: int) 
     if not isinstance(inner, GradientTransformation):
         raise TypeError(f"{fname}: inner must be a GradientTransformation, got {type(inner).__name__}")
     mx = _positive_int(max_consecutive_errors, fname, "max_consecutive_errors", allow_zero=True)
-    rt = _rt()
 
     def init(params: Any) -> ApplyIfFiniteState:
         z = rt.zeros(D.int32, [])
@@ -774,7 +761,6 @@ def piecewise_constant_schedule(init_value: float, boundaries_and_scales: Mappin
     items.sort()
 
     def schedule(count: Any) -> Tensor:
-        rt = _rt()
         t = _step(count, fname)
         v = rt.full_like(t, v0)
         for b, sc in items:
@@ -815,7 +801,6 @@ def polynomial_schedule(init_value: float, end_value: float, power: float, trans
     b = _positive_int(transition_begin, fname, "transition_begin", allow_zero=True)
 
     def schedule(count: Any) -> Tensor:
-        rt = _rt()
         s = rt.clip(_step(count, fname) - b, 0.0, builtins.float(n))
         return (v0 - v1) * (1.0 - s / n) ** pw + v1
 
@@ -857,7 +842,6 @@ def cosine_onecycle_schedule(transition_steps: int, peak_value: float, pct_start
     values = [pk / df, pk, pk / df / fdf]
 
     def schedule(count: Any) -> Tensor:
-        rt = _rt()
         t = _step(count, fname)
         out = rt.full_like(t, values[-1])
         for i in (1, 0):
@@ -904,7 +888,6 @@ def join_schedules(schedules: Sequence[Callable[[Any], Any]], boundaries: Sequen
         raise ValueError(f"{fname}: boundaries must be increasing, got {bounds}")
 
     def schedule(count: Any) -> Tensor:
-        rt = _rt()
         t = _step(count, fname)
         out = _f64(scheds[0](t))
         for b, s in zip(bounds, scheds[1:]):
@@ -989,7 +972,6 @@ def reduce_on_plateau(factor: float = 0.1, patience: int = 10, rtol: float = 1e-
     cd = _positive_int(cooldown, fname, "cooldown", allow_zero=True)
     acc = _positive_int(accumulation_size, fname, "accumulation_size")
     mins = _nonneg(min_scale, fname, "min_scale")
-    rt = _rt()
 
     def init(params: Any) -> ReduceOnPlateauState:
         zi = rt.zeros(D.int32, [])
@@ -1035,7 +1017,6 @@ def reduce_on_plateau(factor: float = 0.1, patience: int = 10, rtol: float = 1e-
 
 def _scale_tree(tree: Any, f: Tensor, divide: bool) -> Any:
     """Each float leaf times (or divided by) the float32 0-d ``f``; float16/bfloat16 leaves in float32, cast back."""
-    rt = _rt()
     leaves, td = rt.tree_flatten(tree)
     out = []
     for x in leaves:
@@ -1052,7 +1033,6 @@ def _scale_tree(tree: Any, f: Tensor, divide: bool) -> Any:
 
 
 def _scale_value(v: Any, fname: str) -> Tensor:
-    rt = _rt()
     if isinstance(v, Tensor):
         if v.ndim != 0 or not v.dtype.is_float:
             raise TypeError(f"{fname}: loss_scale must be a number or a 0-d float tensor, got shape {tuple(v.shape)} "
@@ -1127,7 +1107,6 @@ class DynamicLossScale:
     def __init__(self, loss_scale: Any = 2.0 ** 15, counter: Any = None, *, period: int = 2000,
                  factor: float = 2.0, min_loss_scale: float = 1.0) -> None:
         fname = "DynamicLossScale"
-        rt = _rt()
         self.loss_scale = _scale_value(loss_scale, fname)
         if counter is None:
             counter = rt.zeros(D.int32, [])
@@ -1160,7 +1139,6 @@ class DynamicLossScale:
         Returns:
             A new :class:`DynamicLossScale` (this one is not modified).
         """
-        rt = _rt()
         ok = grads_finite if isinstance(grads_finite, Tensor) else rt.full(D.bool, [], builtins.bool(grads_finite))
         if ok.ndim != 0 or ok.dtype is not D.bool:
             raise TypeError(f"DynamicLossScale.adjust: grads_finite must be a 0-d bool tensor, got shape "
@@ -1180,7 +1158,6 @@ class DynamicLossScale:
 
 
 def _register() -> None:
-    from ._autodiff import register_pytree
     register_pytree(StaticLossScale, lambda s: ([s.loss_scale], None),
                     lambda aux, ch: _static_from(ch[0]))
     register_pytree(DynamicLossScale, lambda s: ([s.loss_scale, s.counter], (s.period, s.factor, s.min_loss_scale)),

@@ -36,6 +36,8 @@ from ._dtypes import bool as bool_
 from ._dtypes import int32
 from ._primitives import reshape as _reshape
 from ._tensor import Tensor, as_tensor, wrap
+from ._backend import get_backend
+from ._autodiff._control import vmap
 
 __all__ = ["pmap", "psum", "pmean", "pmax", "all_gather", "axis_index"]
 
@@ -233,7 +235,6 @@ def _top_backend(ts: list) -> Backend:
         if best is None or t._backend.level > best.level:
             best = t._backend
     if best is None:
-        from ._backend import get_backend
         best = get_backend()
     return best
 
@@ -420,6 +421,7 @@ def _current_client() -> Any:
     if "distributed" not in sys.modules:
         return None
     try:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         from distributed import default_client
         return default_client()
     except (ValueError, ImportError):
@@ -471,7 +473,6 @@ def pmap(f: Callable, axis_name: Any, in_axes: Any = 0, out_axes: Any = 0, clien
         raise TypeError(f"pmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
     if axis_name is None:
         raise TypeError("pmap: axis_name must not be None (collectives find the axis by it)")
-    from ._autodiff._control import vmap
     local = vmap(f, in_axes, out_axes, axis_name=axis_name)
     cache: dict = {}  # the cluster form's pickled program and plan, per argument structure
 
@@ -479,6 +480,7 @@ def pmap(f: Callable, axis_name: Any, in_axes: Any = 0, out_axes: Any = 0, clien
         c = client if client is not None else _current_client()
         if c is None or state.stack or _traced(args):
             return local(*args)
+        # deferred: cycle by design: the cluster path builds on this module and runs only on a Dask cluster
         from ._pmap_cluster import run_cluster
         return run_cluster(c, f, cache, axis_name, in_axes, out_axes, jit, args)
 

@@ -29,6 +29,9 @@ import numpy as np
 
 from ._autodiff._pytree import tree_flatten, tree_unflatten
 from ._pmap import _BINARY, _Reached, _ShardContext, _finish, _shard, _split, _tree
+from ._backend import get_backend
+from ._autodiff._control import _names, _prefix
+import runetensor as rt
 
 __all__ = ["run_cluster"]
 
@@ -55,12 +58,10 @@ def _digest(arr: Any) -> str:
 
 
 def _numpy_backend() -> Any:
-    from ._backend import get_backend
     return get_backend("numpy")
 
 
 def _to_tensor(a: Any) -> Any:
-    import runetensor as rt
     return rt.asarray(a) if isinstance(a, np.ndarray) else a
 
 
@@ -82,7 +83,6 @@ def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> C
 
     if not use_jit:
         return run
-    import runetensor as rt
     jfs: dict = {}  # one jitted function per phase (a phase's signature never changes)
 
     def run_jit(leaves: list, index: Any, supplied: list) -> Any:
@@ -102,7 +102,6 @@ def _shard_runner(f: Callable, tree: Any, name: Any, n: int, use_jit: bool) -> C
 
 
 def _to_host(x: Any) -> Any:
-    import runetensor as rt
     if isinstance(x, rt.Tensor):
         return np.array(rt.to_numpy(x), copy=True)
     return x
@@ -114,7 +113,6 @@ def _phase(spec: tuple, s: int, shared: list, mine: list, supplied: list) -> tup
     leaf, digests of the out_axes=None leaves, out_axes per leaf)`` (only shard 0 sends the
     replicated outputs' data; the others send their digests)."""
     digest, blob = spec
-    import runetensor as rt
     with _LOCK:
         got = _WORKER_FNS.get(digest)
         if got is None:
@@ -131,7 +129,6 @@ def _phase(spec: tuple, s: int, shared: list, mine: list, supplied: list) -> tup
         op, values = rest
         return ("reach", op, name, [_to_host(v) for v in values])
     out = rest[0]
-    from ._autodiff._control import _prefix
     o_leaves, o_tree = tree_flatten(out)
     oa = _prefix(tuple(out_axes) if isinstance(out_axes, list) else out_axes, out, "out_axes")
     arrays, digests = [], []
@@ -199,7 +196,6 @@ def _take(chunk: Any, i: int) -> Any:
 # driver side
 # ---------------------------------------------------------------------------
 def _host_array(x: Any, what: str) -> Any:
-    import runetensor as rt
     if isinstance(x, rt.Tensor):
         if x._backend.name != "numpy":
             x = x.to_backend("numpy")
@@ -209,7 +205,6 @@ def _host_array(x: Any, what: str) -> Any:
 
 def _dask_array(x: Any) -> Any:
     """The dask array behind a Dask-backed tensor, or None."""
-    import runetensor as rt
     if isinstance(x, rt.Tensor) and x._backend.name == "dask":
         return x._data.arr
     return None
@@ -227,8 +222,6 @@ def run_cluster(client: Any, f: Callable, cache: dict, name: Any, in_axes: Any, 
     ``cache`` (one per ``pmap``) maps the arguments' structure to the pickled per-shard program
     and, after a first call, its *plan* (the collectives in order): later calls submit every
     phase at once and wait once."""
-    import runetensor as rt
-    from ._autodiff._control import _names, _prefix
 
     spec_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
     leaves, tree = tree_flatten(args)
@@ -255,6 +248,7 @@ def run_cluster(client: Any, f: Callable, cache: dict, name: Any, in_axes: Any, 
     n = next(iter(sizes.values()))
     ent = cache.get((tree, tuple(norm), n))
     if ent is None:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         import cloudpickle
         blob = cloudpickle.dumps((f, tree, tuple(norm), name, n, use_jit, out_axes))
         ent = cache[(tree, tuple(norm), n)] = {"spec": (hashlib.blake2b(blob, digest_size=16).hexdigest(), blob),
@@ -362,7 +356,6 @@ def _collect(submit: Callable, op: str, name: Any, ph: list, n: int, k: int) -> 
 
 
 def _assemble(results: list, n: int, out_axes: Any) -> Any:
-    import runetensor as rt
     o_tree = results[0][1]
     leaves = []
     for j, arr0 in enumerate(results[0][2]):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ._tensor import attach, wrap
+
 __all__ = ["tensor_str", "tensor_repr", "format_scalar", "set_printoptions", "get_printoptions"]
 
 _OPTIONS = {"threshold": 1000, "edgeitems": 3, "precision": 6}
@@ -152,14 +154,14 @@ def _summarised(t: Any, plan: list[list[int | None]]) -> Any:
     return rec(h, 0)
 
 
+@attach("__str__")
 def tensor_str(t: Any) -> str:
-    """``str(t)``: the seed's format (under ``vmap``, a value that differs between lanes prints
-    every lane, one per row of a leading axis)."""
+    """``str(t)`` (``Tensor.__str__``): the seed's format (under ``vmap``, a value that differs
+    between lanes prints every lane, one per row of a leading axis)."""
     lanes = getattr(t._backend, "lanes", None)
     if lanes is not None:
         r = lanes(t._data)
         if r is not None:
-            from ._tensor import wrap
             be, h = r
             return f"<{t._backend.name}: {h.shape[0]} lanes> " + tensor_str(wrap(h, t._dtype, be))
     kind = t._dtype.kind
@@ -173,8 +175,9 @@ def tensor_str(t: Any) -> str:
     return _nested(t._backend.to_list(h), 0, kind, prec)
 
 
+@attach("__repr__")
 def tensor_repr(t: Any) -> str:
-    """``repr(t)``: ``tensor(<str>, dtype=<name>)`` with continuation lines aligned."""
+    """``repr(t)`` (``Tensor.__repr__``): ``tensor(<str>, dtype=<name>)`` with continuation lines aligned."""
     body = tensor_str(t).replace("\n", "\n" + " " * len("tensor("))
     extra = f", shape={t._data.shape}" if t._data.size == 0 and t._data.ndim > 1 else ""
     return f"tensor({body}, dtype={t._dtype.name}{extra})"

@@ -144,14 +144,6 @@ class Tensor:
 
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
-    def __repr__(self) -> str:
-        from ._printing import tensor_repr
-        return tensor_repr(self)
-
-    def __str__(self) -> str:
-        from ._printing import tensor_str
-        return tensor_str(self)
-
     def __format__(self, spec: str) -> str:
         if spec and self._data.ndim == 0:
             return format(self._scalar(), spec)
@@ -205,6 +197,7 @@ def as_tensor(x: Any, fname: str, dtype: Any = None, backend: Any = None, copy: 
     d = None if dtype is None else D.dtype_of(dtype)
     if isinstance(x, (list, tuple)):
         if be.level > 0:
+            # deferred: cycle: runetensor._creation builds on this module's Tensor
             from ._creation import _holds_traced, _stack_nested
             if _holds_traced(x):  # tensors of a transformation: stacked, so that derivatives flow through
                 return _stack_nested(x, d, fname)
@@ -604,7 +597,7 @@ def _install_c_operators() -> None:
     """The common cases of the operators above in C (``runetensor/_backend/_fastops.py``: two tensors of
     one plain NumPy dtype, or a tensor and a Python number it keeps, small); the Python methods stay
     the fallback for everything else, and the path when the extension is not built."""
-    from ._backend import _fastops
+    from ._backend import _fastops  # deferred: only this installer, run once below, uses it
     ops: list[tuple[str, str, Any, str, bool, bool]] = []
     for op, (prim, to_bool, kinds) in _SHORTCUT.items():
         res = _bool if to_bool else None
@@ -612,10 +605,7 @@ def _install_c_operators() -> None:
         if not to_bool:
             ops.append((f"__r{op}__", prim, res, kinds, True, False))
     ops.append(("__neg__", "neg", None, "fiu", False, True))
-    if _fastops.install(Tensor, ops) and _fastops.WRAP is not None:
-        global wrap
-        wrap = _fastops.WRAP  # the same Tensor, built in C (modules importing wrap from here get this one)
+    _fastops.install(Tensor, ops)
 
 
 _install_c_operators()
-del _install_c_operators

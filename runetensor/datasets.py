@@ -22,16 +22,13 @@ import struct
 import tarfile
 from typing import Any, Iterator
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from . import _dtypes as D
 from ._backend import get_backend
 from ._tensor import Tensor, wrap
 
 __all__ = ["batches", "Batches", "mnist", "fashion_mnist", "cifar10", "OFFICIAL_FILES"]
-
-
-def _rt() -> Any:
-    import runetensor as rt  # deferred: the package imports this module
-    return rt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,7 +57,6 @@ class Batches:
         return n // b if self.drop_last else -(-n // b)
 
     def __iter__(self) -> Iterator[Any]:
-        rt = _rt()
         for i in range(len(self)):
             lo, hi = i * self.batch_size, min(self.size, (i + 1) * self.batch_size)
             if self.order is None:
@@ -117,7 +113,6 @@ def batches(tree: Any, batch_size: int, *, key: Tensor | None = None, drop_last:
     True
     """
     fname = "batches"
-    rt = _rt()
     if isinstance(batch_size, builtins.bool) or not isinstance(batch_size, builtins.int) \
             and not hasattr(batch_size, "__index__"):
         raise TypeError(f"{fname}: batch_size must be an integer, got {type(batch_size).__name__} {batch_size!r}")
@@ -393,10 +388,10 @@ def _cifar_records(buf: Any, where: str, fname: str) -> tuple[Tensor, Tensor]:
     n = len(buf) // _CIFAR_REC
     rec = _uint8(buf, (n, _CIFAR_REC))
     lab = rec[:, 0]
-    if n and int(_rt().max(lab)) > 9:
-        raise ValueError(f"{fname}: {where} holds a label of {int(_rt().max(lab))}; CIFAR-10's labels are 0..9 "
+    if n and int(rt.max(lab)) > 9:
+        raise ValueError(f"{fname}: {where} holds a label of {int(rt.max(lab))}; CIFAR-10's labels are 0..9 "
                          "(the file is corrupt)")
-    return _rt().reshape(rec[:, 1:].contiguous(), [n, 3, 32, 32]), lab.astype(D.int32)
+    return rt.reshape(rec[:, 1:].contiguous(), [n, 3, 32, 32]), lab.astype(D.int32)
 
 
 def cifar10(root: Any, split: str = "train", *, verify: Any = "auto") -> tuple[Tensor, Tensor]:
@@ -437,7 +432,6 @@ def cifar10(root: Any, split: str = "train", *, verify: Any = "auto") -> tuple[T
     r = _root(root, fname)
     names = _CIFAR_FILES[_split(split, fname)]
     _check_verify(verify, fname)
-    rt = _rt()
     for d in (os.path.join(r, _CIFAR_DIR), r):
         paths = [os.path.join(d, n) for n in names]
         if verify is not True and all(os.path.isfile(p) for p in paths):

@@ -67,6 +67,7 @@ from ._dtypes import DType
 from ._creation import check_chunks, int_range
 from ._tensor import Tensor, as_tensor, wrap
 from ._validate import MAX_NBYTES, MAX_RANK, check_nbytes
+from .progress import Progress
 
 __all__ = ["save_npy", "load_npy", "save_npz", "load_npz", "save_safetensors", "load_safetensors",
            "save_txt", "load_txt", "load_image", "save_image", "DEFAULT_MAX_EXTRA_BYTES",
@@ -300,7 +301,6 @@ def _progress(nbytes: int, what: str) -> Any:
     """A :class:`runetensor.progress.Progress` over ``nbytes`` in 16 MiB chunks, or None for small data."""
     if nbytes < PROGRESS_BYTES:
         return None
-    from .progress import Progress
     return Progress(total=-(-nbytes // _CHUNK), desc=f"{what} {nbytes / 2**30:.2f} GiB", unit="chunk",
                     delay=PROGRESS_DELAY)
 
@@ -416,6 +416,7 @@ def _write_data(f: Any, t: Tensor) -> None:
     """``_write_le``, except that a Dask tensor goes to a seekable file block by block (each block
     computed in a bounded batch and written at its offsets: the tensor is never held whole)."""
     if t._backend.name == "dask" and t.ndim and t.size and _seekable(f):
+        # deferred: optional dependency (the Dask backend imports Dask), loaded on first use
         from ._backend.dask_backend import write_c_order
         write_c_order(f, t._data, _LITTLE)
         return
@@ -692,6 +693,7 @@ def _load_npy_chunked(p: str, mmap: Any, d: DType | None, chunks: Any, fname: st
     if mmap not in (False, True, "r"):
         raise ValueError(f"load_npy: with backend='dask' mmap must be False, True or 'r' (each chunk reads its "
                          f"slice read-only), got {mmap!r}")
+    # deferred: optional dependency (the Dask backend imports Dask), loaded on first use
     from ._backend.dask_backend import dask_backend, read_npy
     with _open_file(p, fname) as f:
         dd, shape, fo, swap, off = _npy_file_header(f, fname, where, d)
@@ -1285,6 +1287,7 @@ def _parse_tag(s: str, fname: str, where: str) -> tuple[DType, tuple[int, ...]]:
 # ---------------------------------------------------------------------------
 def _pil(fname: str) -> Any:
     try:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         from PIL import Image
     except ImportError:
         raise ImportError(f"{fname}: images need Pillow, the optional extra 'image': "

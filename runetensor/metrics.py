@@ -20,19 +20,17 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from . import _dtypes as D
 from ._backend.contract import TracedValueError
 from ._tensor import Tensor, as_tensor
+import runetensor.array_api as xp
 
 __all__ = ["accuracy", "top_k_accuracy", "confusion_matrix", "precision", "recall", "f1", "roc_auc",
            "mean_squared_error", "mean_absolute_error"]
 
 _AVERAGES = ("macro", "micro", "weighted", None)
-
-
-def _rt() -> Any:
-    import runetensor as rt  # deferred: the package imports this module
-    return rt
 
 
 def _labels(y: Any, fname: str, what: str) -> Tensor:
@@ -46,7 +44,7 @@ def _pred_labels(y_true: Tensor, y_pred: Any, fname: str) -> Tensor:
     """Predicted labels; scores with one more (class) axis than ``y_true`` become their argmax."""
     p = as_tensor(y_pred, fname)
     if p.dtype.kind in "fc" and p.ndim == y_true.ndim + 1:
-        p = _rt().argmax(p, axis=-1)
+        p = rt.argmax(p, axis=-1)
     p = _labels(p, fname, "y_pred")
     _same_shape(y_true, p, fname, "y_pred")
     return p
@@ -60,7 +58,6 @@ def _same_shape(a: Tensor, b: Tensor, fname: str, what: str) -> None:
 
 def _num_classes(num_classes: Any, t: Tensor, p: Tensor, fname: str) -> int:
     if num_classes is None:
-        rt = _rt()
         if t.size == 0:
             raise ValueError(f"{fname}: no labels to infer num_classes from; pass num_classes")
         try:
@@ -100,7 +97,7 @@ def accuracy(y_true: Any, y_pred: Any, *, normalize: bool = True) -> Tensor:
     fname = "accuracy"
     t = _labels(y_true, fname, "y_true")
     p = _pred_labels(t, y_pred, fname)
-    hits = _rt().sum(_rt().equal(t, p).astype(D.float64))
+    hits = rt.sum(rt.equal(t, p).astype(D.float64))
     return hits / builtins.float(t.size) if normalize else hits
 
 
@@ -129,7 +126,6 @@ def top_k_accuracy(y_true: Any, scores: Any, k: int = 5) -> Tensor:
     0.6666666666666666
     """
     fname = "top_k_accuracy"
-    rt = _rt()
     t = _labels(y_true, fname, "y_true")
     s = as_tensor(scores, fname)
     if s.dtype.kind not in "fiu":
@@ -151,14 +147,11 @@ def top_k_accuracy(y_true: Any, scores: Any, k: int = 5) -> Tensor:
 
 def _codes(t: Tensor, p: Tensor, n: int) -> Tensor:
     """``t * n + p`` for pairs with both labels in ``[0, n)``, else ``n * n`` (counted nowhere)."""
-    rt = _rt()
     ok = (t >= 0) & (t < n) & (p >= 0) & (p < n)
     return rt.where(ok, t * n + p, rt.full_like(t, n * n))
 
 
 def _confusion(t: Tensor, p: Tensor, n: int) -> Tensor:
-    import runetensor.array_api as xp
-    rt = _rt()
     codes = rt.sort(rt.reshape(_codes(t, p, n), [-1]))[0]
     cells = rt.arange(D.int64, 0, n * n, 1)
     counts = xp.searchsorted(codes, cells, side="right") - xp.searchsorted(codes, cells, side="left")
@@ -196,7 +189,6 @@ def confusion_matrix(y_true: Any, y_pred: Any, num_classes: int) -> Tensor:
 
 
 def _safe_div(num: Tensor, den: Tensor, zero_division: float) -> Tensor:
-    rt = _rt()
     ok = den > 0
     return rt.where(ok, num / rt.where(ok, den, rt.ones_like(den)), rt.full_like(num, zero_division))
 
@@ -208,7 +200,6 @@ def _prf(y_true: Any, y_pred: Any, num_classes: Any, average: Any, zero_division
     if isinstance(zero_division, builtins.bool) or not isinstance(zero_division, (builtins.int, builtins.float)):
         raise TypeError(f"{fname}: zero_division must be a number, got {type(zero_division).__name__}")
     zd = builtins.float(zero_division)
-    rt = _rt()
     t = _labels(y_true, fname, "y_true")
     p = _pred_labels(t, y_pred, fname)
     n = _num_classes(num_classes, t, p, fname)
@@ -286,8 +277,6 @@ f1.__doc__ = _PRF_DOC.format(what="F1 score", name="f1", macro=0.655556,
 
 def _auc_binary(pos: Tensor, s: Tensor) -> Tensor:
     """Mann-Whitney: P(score of a positive > score of a negative) + half the ties, from sorted scores."""
-    import runetensor.array_api as xp
-    rt = _rt()
     order = rt.argsort(s)
     ss = rt.take(s, order)
     neg = (~rt.take(pos, order)).astype(D.float64)
@@ -327,7 +316,6 @@ def roc_auc(y_true: Any, scores: Any) -> Tensor:
     0.75
     """
     fname = "roc_auc"
-    rt = _rt()
     t = _labels(y_true, fname, "y_true")
     s = as_tensor(scores, fname)
     if s.dtype.kind not in "fiub":
@@ -370,7 +358,7 @@ def mean_squared_error(y_true: Any, y_pred: Any) -> Tensor:
     """
     t, p = _regression(y_true, y_pred, "mean_squared_error")
     d = t - p
-    return _rt().mean(d * d)
+    return rt.mean(d * d)
 
 
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Tensor:
@@ -391,4 +379,4 @@ def mean_absolute_error(y_true: Any, y_pred: Any) -> Tensor:
     1.0
     """
     t, p = _regression(y_true, y_pred, "mean_absolute_error")
-    return _rt().mean(_rt().abs(t - p))
+    return rt.mean(rt.abs(t - p))

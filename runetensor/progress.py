@@ -301,14 +301,17 @@ def persist(*collections: Any, desc: str = "dask", client: Any = None, **options
     >>> rt.to_array(y), out.getvalue().splitlines()[-1].startswith("dask  ")
     ([0.0, 2.0, 4.0, 6.0, 8.0, 10.0], True)
     """
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     import dask
     if client is None:
         try:
+            # deferred: optional dependency, loaded on first use (and a heavy import)
             from distributed import get_client
             client = get_client()
         except (ImportError, ValueError):
             client = None
     if client is not None:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         from distributed import as_completed, futures_of
         out = client.persist(list(collections))
         futures = futures_of(out)
@@ -318,6 +321,7 @@ def persist(*collections: Any, desc: str = "dask", client: Any = None, **options
                     f.result()          # raises the task's error
                 bar.update(1)
         return tuple(out)
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     from dask.callbacks import Callback
     bar = Progress(total=None, desc=desc, unit="task", **options)
 

@@ -33,6 +33,8 @@ import math
 import struct
 from typing import Any, Sequence
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from . import _dtypes as D
 from ._backend import get_backend
 from ._dtypes import DType
@@ -42,6 +44,7 @@ from ._random import _MANT, _float_dtype, _randint, _randn, _uniform_handle
 from ._creation import int_range
 from ._tensor import Tensor, wrap
 from ._validate import alloc_error, as_dtype, as_int, as_shape, broadcast_shapes, check_alloc
+from ._random import _ROUND_STEP
 
 __all__ = ["key", "split", "fold_in", "key_data", "uniform", "normal", "truncated_normal", "bernoulli",
            "categorical", "randint", "permutation", "choice", "shuffle", "gamma", "beta"]
@@ -58,11 +61,6 @@ _DOMAIN_STREAM, _DOMAIN_SPLIT, _DOMAIN_FOLD, _DOMAIN_SUB = 0, 1, 2, 3
 # ---------------------------------------------------------------------------------------------
 # keys
 # ---------------------------------------------------------------------------------------------
-
-def _rt() -> Any:
-    import runetensor as rt  # deferred: the package imports this module
-    return rt
-
 
 def _u64_of(v: Any, fname: str, what: str) -> int:
     """An integer in ``[-2**63, 2**64)`` taken modulo ``2**64``."""
@@ -91,7 +89,7 @@ def key(seed: int) -> Tensor:
     [4294967295, 4294967295]
     """
     s = _u64_of(seed, "key", "seed")
-    return _rt().create(D.uint32, [2], [s & _MASK32, s >> 32])
+    return rt.create(D.uint32, [2], [s & _MASK32, s >> 32])
 
 
 def _check_key(k: Any, fname: str) -> Tensor:
@@ -124,21 +122,20 @@ def key_data(k: Tensor) -> tuple[int, int]:
     (5, 1)
     """
     k = _check_key(k, "key_data")
-    w = _rt().to_array(k)
+    w = rt.to_array(k)
     return int(w[0]), int(w[1])
 
 
 def _seed_of(k: Any, fname: str) -> int:
     """The 64-bit seed of the backend stream of key ``k`` (domain 0)."""
     _check_key(k, fname)
-    w = _rt().to_array(k)
+    w = rt.to_array(k)
     return int(w[0]) | (int(w[1]) << 32)
 
 
 def _philox(k: Tensor, c0: Tensor, c1: Any, c2: Any, c3: Any) -> Tensor:
     """Philox4x32-10 blocks in tensor operations: counters ``(c0, c1, c2, c3)`` (uint64 tensors
     of shape ``(m,)`` or ints, values below ``2**32``) under the key tensor ``k`` -> ``(m, 4)`` uint32."""
-    rt = _rt()
     kk = rt.cast(k, D.uint64)
     k0, k1 = kk[0], kk[1]
     m = c0.shape[0]
@@ -159,7 +156,6 @@ def _philox(k: Tensor, c0: Tensor, c1: Any, c2: Any, c3: Any) -> Tensor:
 
 def _domain_words(k: Tensor, domain: int, nwords: int) -> Tensor:
     """The first ``nwords`` words of the domain-``domain`` stream of key ``k`` (uint32, 1-d)."""
-    rt = _rt()
     blocks = (nwords + 3) // 4
     b = rt.arange(D.uint64, 0, blocks, 1)
     out = _philox(k, rt.bitwise_and(b, _MASK32), rt.rshift(b, 32), 0, domain)
@@ -194,7 +190,7 @@ def split(key: Tensor, num: int = 2) -> Tensor:
         raise ValueError(f"split: num must be >= 0, got {n}")
     if n > (1 << 40):
         raise ValueError(f"split: num={n} is too large; expected at most 2**40")
-    return _rt().reshape(_domain_words(k, _DOMAIN_SPLIT, 2 * n), [n, 2])
+    return rt.reshape(_domain_words(k, _DOMAIN_SPLIT, 2 * n), [n, 2])
 
 
 def fold_in(key: Tensor, data: Any) -> Tensor:
@@ -218,7 +214,6 @@ def fold_in(key: Tensor, data: Any) -> Tensor:
     >>> rt.to_array(k) != rt.to_array(rt.random.fold_in(rt.random.key(0), 8))
     True
     """
-    rt = _rt()
     k = _check_key(key, "fold_in")
     if isinstance(data, Tensor):
         if not data.dtype.is_int or data.ndim != 0:
@@ -234,7 +229,6 @@ def fold_in(key: Tensor, data: Any) -> Tensor:
 
 def _sub(k: Tensor, j: int) -> Tensor:
     """Sub-key ``j`` of ``k``: words 0, 1 of ``P_K(j, 0, 0, 3)`` (``0 <= j < 2**32``), a key tensor."""
-    rt = _rt()
     c = rt.full(D.uint64, [1], j)
     return rt.reshape(_philox(k, c, 0, 0, _DOMAIN_SUB), [4])[:2]
 
@@ -317,7 +311,6 @@ def _words(k: Tensor, n: int, fname: str) -> Tensor:
 
 def _uniform01_words(k: Tensor, shp: tuple[int, ...], d: DType) -> Tensor:
     """``_uniform01`` in tensor operations (the contract's ``random_uniform`` formulas, bit for bit)."""
-    rt = _rt()
     n = math.prod(shp)
     if d is D.float64:
         w = rt.reshape(_domain_words(k, 0, 2 * n), [n, 2])
@@ -401,7 +394,6 @@ def uniform(key: Tensor, shape: Sequence[int] = (), dtype: Any = D.float32, minv
     shp = check_alloc(_result_shape(shape, [lo, hi], fname), D.float64, fname)
     if scalars and lo == 0.0 and hi == 1.0:
         return _uniform01(key, shp, d, fname)
-    rt = _rt()
     cd = _compute_dtype(d)
     u = _uniform01(key, shp, cd, fname)
     if scalars:
@@ -453,7 +445,6 @@ def normal(key: Tensor, shape: Sequence[int] = (), dtype: Any = D.float32) -> Te
 
 def _normal_words(k: Tensor, shp: tuple[int, ...], d: DType) -> Tensor:
     """``normal`` in tensor operations for a batch of keys: ``rt.randn``'s Box-Muller on the same words."""
-    rt = _rt()
     n = math.prod(shp)
     cd = D.float64 if d is D.float64 else D.float32
     pairs = (n + 1) // 2
@@ -467,7 +458,6 @@ def _normal_words(k: Tensor, shp: tuple[int, ...], d: DType) -> Tensor:
 
 
 def _check_prob(p: Any, fname: str, what: str = "p") -> Any:
-    rt = _rt()
     p = _num(p, fname, what)
     if isinstance(p, Tensor):
         if not p.dtype.is_float:
@@ -507,10 +497,9 @@ def bernoulli(key: Tensor, p: Any = 0.5, shape: Sequence[int] | None = None) -> 
     _check_key(key, fname)
     p = _check_prob(p, fname)
     shp = check_alloc(_result_shape(shape, [p], fname), D.float64, fname)
-    rt = _rt()
     n = math.prod(shp)
     try:
-        w = _rt().reshape(_words(key, n, fname), list(shp))
+        w = rt.reshape(_words(key, n, fname), list(shp))
         u = rt.cast(w, D.float64) * 2.0 ** -32       # exact: multiples of 2**-32 in [0, 1)
         if isinstance(p, Tensor):
             p = rt.cast(p, D.float64)
@@ -540,7 +529,6 @@ def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
     element keeps the value of the first round that accepts it.  No step depends on how many
     were accepted, so the same values come out for a key under ``rt.vmap`` as for it alone.
     """
-    rt = _rt()
     out = rt.zeros(D.float64, [n])
     if n == 0:
         return out
@@ -569,20 +557,18 @@ def _rejection(k: Tensor, n: int, nu: int, propose: Any, fname: str) -> Tensor:
 
 def _flat_param(v: Any, shp: tuple[int, ...]) -> Any:
     """A parameter as a flat float64 tensor of ``prod(shp)`` elements (a float stays a float)."""
-    rt = _rt()
     if not isinstance(v, Tensor):
         return v
     return rt.reshape(rt.contiguous(rt.broadcast_to(rt.cast(v, D.float64), shp)), [math.prod(shp)])
 
 
 def _pick(v: Any, idx: Tensor) -> Any:
-    return _rt().take(v, idx) if isinstance(v, Tensor) else v
+    return rt.take(v, idx) if isinstance(v, Tensor) else v
 
 
 def _require(cond: Any, error: Any) -> None:
     """Raise ``error()`` unless ``cond`` (a bool or a bool tensor) is all True: now, or for a
     tensor traced by ``rt.jit`` at each run of the program (a run-time guard)."""
-    rt = _rt()
     if isinstance(cond, Tensor):
         if cond.size:
             check_true(rt.cast(cond, D.bool), error)
@@ -591,7 +577,6 @@ def _require(cond: Any, error: Any) -> None:
 
 
 def _all_true(cond: Any) -> bool:
-    rt = _rt()
     if isinstance(cond, Tensor):
         if cond.size == 0:
             return True
@@ -634,7 +619,6 @@ def truncated_normal(key: Tensor, lower: Any, upper: Any, shape: Sequence[int] |
     True
     """
     fname = "truncated_normal"
-    rt = _rt()
     _check_key(key, fname)
     d = _float_dtype(dtype, fname)
     lo, hi = _num(lower, fname, "lower"), _num(upper, fname, "upper")
@@ -682,7 +666,6 @@ def truncated_normal(key: Tensor, lower: Any, upper: Any, shape: Sequence[int] |
 def _log_gamma(k: Tensor, a: Any, shp: tuple[int, ...], fname: str) -> Tensor:
     """Logarithms of Gamma(a, 1) samples (float64, shape ``shp``): Marsaglia and Tsang (2000) for
     ``a >= 1``; for ``a < 1``, ``Gamma(a + 1) * U**(1/a)`` (in logs: ``+ log(U) / a``)."""
-    rt = _rt()
     n = math.prod(shp)
     a0 = _flat_param(a, shp)
 
@@ -711,7 +694,7 @@ def _log_gamma(k: Tensor, a: Any, shp: tuple[int, ...], fname: str) -> Tensor:
 
 def _check_positive(v: Any, fname: str, what: str) -> Any:
     v = _num(v, fname, what)
-    _require(_rt().logical_and(v > 0, v < math.inf) if isinstance(v, Tensor) else 0 < v < math.inf,
+    _require(rt.logical_and(v > 0, v < math.inf) if isinstance(v, Tensor) else 0 < v < math.inf,
              lambda: ValueError(f"{fname}: {what} must be positive and finite, got {v!r}"))
     return v
 
@@ -742,7 +725,6 @@ def gamma(key: Tensor, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
     True
     """
     fname = "gamma"
-    rt = _rt()
     _check_key(key, fname)
     d = _float_dtype(dtype, fname)
     a = _check_positive(a, fname, "a")
@@ -779,7 +761,6 @@ def beta(key: Tensor, a: Any, b: Any, shape: Sequence[int] | None = None, dtype:
     True
     """
     fname = "beta"
-    rt = _rt()
     _check_key(key, fname)
     d = _float_dtype(dtype, fname)
     a = _check_positive(a, fname, "a")
@@ -853,8 +834,6 @@ def _randint_words(key: Tensor, d: DType, shp: tuple[int, ...], lo: int, hi: int
     rejected in round ``j`` taking the next accepted word of the stream of seed
     ``seed + j * 0x9E3779B97F4A7C15`` in row-major order of the rejected ones (a cumulative count
     instead of a compaction); a fixed number of rounds, then a run-time check that none is left."""
-    from ._random import _ROUND_STEP
-    rt = _rt()
     n = math.prod(shp)
     r = hi - lo
     wide = r > (1 << 32)
@@ -906,7 +885,6 @@ def _randint_words(key: Tensor, d: DType, shp: tuple[int, ...], lo: int, hi: int
 
 def _gumbel(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
     """Standard Gumbel noise ``-log(-log(u))`` (float64) from open uniforms of the key's stream."""
-    rt = _rt()
     u = _open01(k, math.prod(shp), fname)
     return rt.reshape(-rt.log(-rt.log(u)), shp)
 
@@ -937,7 +915,6 @@ def categorical(key: Tensor, logits: Tensor, axis: int = -1, shape: Sequence[int
     ((5,), rt.int32)
     """
     fname = "categorical"
-    rt = _rt()
     _check_key(key, fname)
     if not isinstance(logits, Tensor):
         raise TypeError(f"categorical: logits must be a tensor, got {type(logits).__name__}")
@@ -972,7 +949,6 @@ def categorical(key: Tensor, logits: Tensor, axis: int = -1, shape: Sequence[int
 
 def _sort_keys(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
     """Random uint64 sort keys of shape ``shp`` (words ``2i``, ``2i+1`` of the key's stream)."""
-    rt = _rt()
     n = math.prod(shp)
     w = rt.reshape(_words(k, 2 * n, fname), [n, 2])
     hi = rt.lshift(rt.cast(rt.contiguous(w[:, 0]), D.uint64), 32)
@@ -981,7 +957,7 @@ def _sort_keys(k: Tensor, shp: tuple[int, ...], fname: str) -> Tensor:
 
 def _random_perm(k: Tensor, n: int, fname: str) -> Tensor:
     """A uniformly random permutation of ``0 .. n-1`` (int32): the stable argsort of ``n`` random 64-bit words."""
-    return _rt().argsort(_sort_keys(k, (n,), fname))
+    return rt.argsort(_sort_keys(k, (n,), fname))
 
 
 def permutation(key: Tensor, x: Any, axis: int = 0, independent: bool = False) -> Tensor:
@@ -1015,7 +991,6 @@ def permutation(key: Tensor, x: Any, axis: int = 0, independent: bool = False) -
 
 
 def _permute(key: Tensor, x: Any, axis: int, independent: bool, fname: str) -> Tensor:
-    rt = _rt()
     _check_key(key, fname)
     if not isinstance(x, Tensor):
         if isinstance(x, builtins.bool) or not isinstance(x, builtins.int) and not hasattr(x, "__index__"):
@@ -1092,7 +1067,6 @@ def choice(key: Tensor, a: Any, shape: Sequence[int] = (), replace: bool = True,
     (4, rt.int32)
     """
     fname = "choice"
-    rt = _rt()
     _check_key(key, fname)
     if isinstance(a, Tensor):
         if a.ndim == 0:

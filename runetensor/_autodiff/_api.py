@@ -17,6 +17,11 @@ from .._primitives import cast_like
 from .._tensor import Tensor, as_tensor, wrap
 from ._pytree import tree_flatten, tree_unflatten
 from ._trace import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
+from .._backend import get_backend
+from .._combine import stack
+from .._random import rand
+from .._reduction import max as rmax
+from .._reduction import sum as rsum
 
 __all__ = ["vjp", "jvp", "grad", "value_and_grad", "linearize", "jacfwd", "jacrev", "hessian", "hvp",
            "stop_gradient", "detach", "no_grad", "custom_vjp", "custom_jvp", "check_grads"]
@@ -37,7 +42,6 @@ def _top(ts: Sequence[Any], parent: Backend | None = None) -> Backend:
             if best is None or b.level > best.level:
                 best = b
     if best is None:
-        from .._backend import get_backend
         best = get_backend()
     return best
 
@@ -423,7 +427,6 @@ def _basis(t: Tensor, k: int) -> Tensor:
 
 def _stack_jac(rows: list[Tensor], lead: tuple, tail: tuple, d: D.DType, be: Backend) -> Tensor:
     """Stack per-element derivatives (each shaped ``tail``) into ``lead + tail``."""
-    from .._combine import stack
     if not rows:
         return wrap(be.full(lead + tail, 0, d), d, be)
     return stack(rows, axis=0).reshape(lead + tail)
@@ -506,7 +509,6 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
             for i, t in enumerate(in_ts):
                 rows = [cols[i][k][j] for k in range(t.size)]
                 if rows:
-                    from .._combine import stack
                     m = stack(rows, axis=-1).reshape(o.shape + t.shape)
                 else:
                     m = wrap(o._backend.full(o.shape + t.shape, 0, o._dtype), o._dtype, o._backend)
@@ -724,7 +726,6 @@ class custom_vjp:
         tangents = [wrap(p, lo._dtype, B.parent) if p is not None else _zeros_like_t(lo) for p, lo in zip(pays, lows)]
 
         def lin(ct: Any) -> Any:
-            from .._backend import get_backend
             return _checked_cts(name, bwd(res, ct), tree, lows, get_backend())
         zero_ct = tree_unflatten(o_tree, [_zeros_like_t(o) for o in o_leaves])
         template, lin_vjp = vjp(lin, zero_ct, _parent=B.parent)
@@ -893,7 +894,6 @@ class custom_jvp:
 # checking gradients numerically
 # ---------------------------------------------------------------------------
 def _direction(t: Tensor, seed: int) -> Tensor:
-    from .._random import rand
     r = rand(D.float64, list(t.shape), seed=seed)
     v = (r * 2.0 - 1.0) + 0.25  # non-uniform, away from zero on average
     if t._dtype.kind == "c":
@@ -902,7 +902,6 @@ def _direction(t: Tensor, seed: int) -> Tensor:
 
 
 def _vdot_real(a: Tensor, b: Tensor) -> float:
-    from .._reduction import sum as rsum
     p = a * b
     s = rsum(p.astype(D.complex128) if p.dtype.kind == "c" else p.astype(D.float64))
     return complex(s).real
@@ -976,7 +975,6 @@ def check_grads(f: Callable, args: Sequence[Any], order: int = 1, modes: Sequenc
 
 
 def _close(a: Tensor, b: Tensor, atol: float, rtol: float, what: str) -> None:
-    from .._reduction import max as rmax
     d = a.astype(D.complex128) - b.astype(D.complex128) if a.dtype.kind == "c" or b.dtype.kind == "c" else \
         a.astype(D.float64) - b.astype(D.float64)
     if d.size == 0:

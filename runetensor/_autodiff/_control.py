@@ -16,6 +16,11 @@ from ._api import _lowered, _top, _up_outputs, below, vjp
 from ._batch import BatchBackend, BatchedValueError, BatchTracer, move_out
 from ._pytree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 from ._trace import Node, ReverseBackend, state
+from .. import _dtypes as D
+from .._elementwise import clip, where
+from .._linalg import cond as linalg_cond
+from .._creation import scalar
+from .._combine import stack
 
 __all__ = ["vmap", "cond", "switch", "while_loop", "fori_loop", "scan", "checkpoint", "remat"]
 
@@ -191,7 +196,6 @@ def _flat_tensors(args: tuple) -> bool:
 # control flow
 # ---------------------------------------------------------------------------
 def _select(c: Tensor, a: Any, b: Any) -> Any:
-    from .._elementwise import where
     return tree_map(lambda x, y: where(c, x, y), a, b)
 
 
@@ -227,7 +231,6 @@ def cond(pred: Any, true_fn: Any = None, false_fn: Any = None, *operands: Any) -
     [6, 4]
     """
     if not callable(true_fn):
-        from .._linalg import cond as linalg_cond
         if false_fn is None and not operands:
             return linalg_cond(pred, true_fn)
         raise TypeError("cond: expected cond(pred, true_fn, false_fn, *operands) with callable branches")
@@ -244,7 +247,6 @@ def cond(pred: Any, true_fn: Any = None, false_fn: Any = None, *operands: Any) -
 
 
 def _as_bool(p: Any) -> Tensor:
-    from .. import _dtypes as D
     t = p if isinstance(p, Tensor) else as_tensor(p, "cond")
     return t if t.dtype is D.bool else t != 0
 
@@ -270,7 +272,6 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     try:
         i = int(index)
     except BatchedValueError:
-        from .._elementwise import clip
         idx = clip(index if isinstance(index, Tensor) else as_tensor(index, "switch"), 0, k - 1)
         outs = [b(*operands) for b in branches]
         for o in outs[1:]:
@@ -332,8 +333,6 @@ def fori_loop(lower: int, upper: int, body_fn: Callable, init: Any) -> Any:
     try:
         lo, hi = int(lower), int(upper)
     except BatchedValueError:
-        from .. import _dtypes as D
-        from .._creation import scalar
         start = lower if isinstance(lower, Tensor) else scalar(D.int64, int(lower))
         _, v = while_loop(lambda s: s[0] < upper, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (start, init))
         return v
@@ -388,7 +387,6 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reve
     >>> print(carry, ys)
     10 [0, 2, 9, 24]
     """
-    from .._combine import stack
     x_leaves, x_tree = tree_flatten(xs)
     ns = {x.shape[0] if getattr(x, "ndim", 0) else None for x in x_leaves}
     if None in ns:

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from .contract import Backend
 from .numpy_backend import numpy_backend
+import importlib
 
 _BACKENDS: dict[str, Backend] = {"numpy": numpy_backend}
 _default: list[Backend] = [numpy_backend]
@@ -64,7 +65,6 @@ def get_backend(name: str | None = None) -> Backend:
         raise TypeError(f"get_backend: expected a backend name, got {type(name).__name__}")
     lazy = _LAZY.get(name)
     if lazy is not None:
-        import importlib
         try:
             mod = importlib.import_module(lazy[0])
         except ImportError as e:

@@ -107,6 +107,7 @@ def _loaded_openblas() -> list[str]:
                 if "openblas" in os.path.basename(p).lower() and ".so" in p and p not in paths:
                     paths.append(p)
     except OSError:  # not Linux: NumPy's wheel keeps its BLAS next to it
+        # deferred: only the fallback for systems without /proc needs it
         import glob
         npdir = os.path.dirname(np.__file__)
         for d in (os.path.join(os.path.dirname(npdir), "numpy.libs"), os.path.join(npdir, ".dylibs"), npdir):

@@ -205,6 +205,7 @@ def _recompute_not_hold(a: Any, other: Any) -> Any:
     layers = getattr(other.dask, "layers", None)
     if layers is None or a.name not in layers:
         return a
+    # deferred: a further Dask module, loaded on first use
     from dask.graph_manipulation import clone
     return clone(a)
 
@@ -1177,6 +1178,7 @@ class _Partial:
 
 
 def _registered(name: str) -> Backend:
+    # deferred: cycle by design: the backend registry (runetensor._backend) imports this module
     from . import get_backend
     return get_backend(name)
 

@@ -13,6 +13,7 @@ from .._dtypes import DType
 from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
 from .._validate import normalize_axes
+from .._backend import get_backend
 
 __all__: list[str] = []
 
@@ -39,6 +40,7 @@ DASK = "dask"
 
 def devices() -> list[str]:
     """The devices: ``"cpu"`` (the NumPy backend) and ``"dask"`` (the Dask backend) where Dask is installed."""
+    # deferred: only the device list needs it
     import importlib.util
     return [CPU, DASK] if importlib.util.find_spec("dask") is not None else [CPU]
 
@@ -61,7 +63,6 @@ def check_device(device: Any, fname: str) -> Any:
     if device is None:
         return None
     if device == CPU or device == DASK:
-        from .._backend import get_backend
         be = get_backend()
         if device_of_backend(be) == device:
             return None

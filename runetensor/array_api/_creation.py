@@ -20,6 +20,8 @@ from .._dtypes import DType
 from .._tensor import Tensor, wrap
 from .._validate import as_int, store_value
 from ._common import PY_SCALARS, arr, check_device, dtype_arg
+from ._data_types import iinfo
+import runetensor as rt
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -210,7 +212,6 @@ def _fill_value(fill_value: Any, d: DType | None, fname: str) -> tuple[Any, DTyp
         d = _scalar_dtype(fill_value)
     if d.kind in "iu" and not isinstance(fill_value, builtins.bool):
         if isinstance(fill_value, builtins.int):
-            from ._data_types import iinfo
             info = iinfo(d)
             if not info.min <= fill_value <= info.max:
                 # the standard leaves it unspecified: the project's ValueError, as rt.full
@@ -350,7 +351,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
         if copy:
             return wrap(x._backend.copy(x._data), x._dtype, x._backend)
         return x
-    import runetensor as rt
     return rt.from_dlpack(x, copy=copy)
 
 

@@ -14,6 +14,8 @@ from .. import _dtypes as D
 from .. import _elementwise as E
 from .._tensor import BINARY_RULES, Tensor, binary_op, unary_op, wrap
 from ._common import PY_SCALARS, arr, promote
+from ._common import cast
+from ._data_types import iinfo
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -329,7 +331,6 @@ def _bound(x: Tensor, v: Any, which: str) -> Any:
             pd = promote([x, v], "clip")
             if pd is not d and not (d.kind in "iu" and v._dtype.kind in "iu"):
                 raise TypeError(f"clip: {which} of dtype {v._dtype} does not match x's dtype {d}")
-            from ._common import cast
             v = cast(v, pd)
         return v
     if not isinstance(v, PY_SCALARS):
@@ -338,7 +339,6 @@ def _bound(x: Tensor, v: Any, which: str) -> Any:
     if d.kind in "iu":
         if isinstance(v, builtins.float):
             raise TypeError(f"clip: float {which} {v!r} with integer array of dtype {d}")
-        from ._data_types import iinfo
         info = iinfo(d)
         return builtins.min(builtins.max(builtins.int(v), info.min), info.max)
     if d.kind == "f" and isinstance(v, builtins.complex):

@@ -8,6 +8,7 @@ from .._dtypes import DType
 from .._validate import MAX_RANK
 from ._common import STD_DTYPES, check_device, device_of_backend, devices
 from ._data_types import isdtype
+from .._backend import get_backend
 
 __all__ = ["__array_namespace_info__"]
 
@@ -33,7 +34,6 @@ class Info:
 
     def default_device(self) -> str:
         """The default device: the default backend's (``"cpu"``; ``"dask"`` inside ``rt.use_backend("dask")``)."""
-        from .._backend import get_backend
         return device_of_backend(get_backend())
 
     def devices(self) -> list[str]:

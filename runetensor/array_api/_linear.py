@@ -6,18 +6,15 @@ requirements and calls the main namespace's implementation (``rt.matmul``,
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
+
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
 
 from .._tensor import Tensor
 from .._validate import as_int
 from ._common import arr
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
-
-
-def _rt() -> Any:
-    import runetensor as rt
-    return rt
 
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
@@ -34,7 +31,7 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     b = arr(x2, "matmul")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes {a.shape} and {b.shape}")
-    return _rt().matmul(a, b)
+    return rt.matmul(a, b)
 
 
 def matrix_transpose(x: Tensor, /) -> Tensor:
@@ -50,7 +47,7 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
     x = arr(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: expected an array of rank >= 2, got shape {x.shape}")
-    return _rt().matrix_transpose(x)
+    return rt.matrix_transpose(x)
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
@@ -71,7 +68,7 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
         if k < 0:
             raise ValueError(f"tensordot: axes must be >= 0, got {k}")
         axes = k
-    return _rt().tensordot(a, b, axes=axes)
+    return rt.tensordot(a, b, axes=axes)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -88,4 +85,4 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     """
     a = arr(x1, "vecdot")
     b = arr(x2, "vecdot")
-    return _rt().vecdot(a, b, axis=axis)
+    return rt.vecdot(a, b, axis=axis)

@@ -7,6 +7,8 @@ from .. import _indexing as IX
 from .. import _reduction as R
 from .._tensor import Tensor, wrap
 from ._common import PY_SCALARS, arr, axes_arg, cast, promote
+from ._indexing import take
+from .._tensor import common_backend
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -111,14 +113,12 @@ def searchsorted(x1: Tensor, x2: Tensor | bool | int | float, /, *, side: str = 
         if sorter.shape != x1.shape or sorter._dtype.kind not in "iu":
             raise ValueError(f"searchsorted: sorter must be an integer array of shape {x1.shape}, "
                              f"got {sorter._dtype} of shape {sorter.shape}")
-        from ._indexing import take
         x1 = take(x1, sorter)
     t2 = x2 if isinstance(x2, Tensor) else (arr(x2, "searchsorted") if not isinstance(x2, PY_SCALARS) else None)
     d = promote([x1, t2 if t2 is not None else x2], "searchsorted")
     if d.kind == "c":
         raise TypeError(f"searchsorted: complex numbers have no order ({d})")
     if t2 is not None:  # the highest transformation of the two (values under vmap/jvp)
-        from .._tensor import common_backend
         be = common_backend("searchsorted", x1, t2)
     h2 = cast(t2, d)._data if t2 is not None else be.full((), x2, d)
     return wrap(be.searchsorted(cast(x1, d)._data, h2, side), D.int64, be)

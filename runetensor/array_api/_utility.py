@@ -6,6 +6,7 @@ from .. import _reduction as R
 from .._tensor import Tensor, binary_op, wrap
 from .._validate import as_int, normalize_axis
 from ._common import arr, view
+from ._manipulation import concat
 
 __all__ = ["all", "any", "diff"]
 
@@ -57,7 +58,6 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = N
         raise ValueError(f"diff: n must be >= 0, got {n}")
     ax = normalize_axis(axis, x.ndim, "diff")
     if prepend is not None or append is not None:
-        from ._manipulation import concat
         parts = [p for p in (prepend, x, append) if p is not None]
         x = concat([arr(p, "diff") for p in parts], axis=ax)
     for _ in range(n):

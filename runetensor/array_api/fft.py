@@ -20,26 +20,24 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from .. import _dtypes as D
 from .._fft import _length
 from .._tensor import Tensor
 from .._validate import as_int, normalize_axes
 from ._common import arr, cast, check_device, dtype_arg
+from .._backend import use_backend
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
-
-def _rt() -> Any:
-    import runetensor as rt
-    return rt
-
 
 def _one(x: Any, name: str, n: Any, axis: int, norm: str) -> Tensor:
     """A 1-d transform: the main namespace's ``rt.<name>``."""
     t = arr(x, name)
     if t.ndim == 0:
         raise ValueError(f"{name}: expected an array of rank >= 1, got a 0-d array")
-    return getattr(_rt(), name)(t, axis=axis, n=n, norm=norm)
+    return getattr(rt, name)(t, axis=axis, n=n, norm=norm)
 
 
 def _many(x: Any, name: str, s: Any, axes: Any, norm: str, half_last: bool = False) -> Tensor:
@@ -70,7 +68,7 @@ def _many(x: Any, name: str, s: Any, axes: Any, norm: str, half_last: bool = Fal
             if v == -1:
                 v = 2 * (shape[a] - 1) if half_last and i == len(ax) - 1 else shape[a]
             sizes.append(_length(v, name, "each transform length"))
-    return getattr(_rt(), name)(t, axes=ax, s=sizes, norm=norm)
+    return getattr(rt, name)(t, axes=ax, s=sizes, norm=norm)
 
 
 def fft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -208,10 +206,9 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     be = check_device(device, "fftfreq")
     dt = _freq_dtype(dtype, "fftfreq")
     if be is not None:  # another device than the default backend's
-        from .._backend import use_backend
         with use_backend(be):
-            return cast(_rt().fftfreq(n, d=d), dt)
-    return cast(_rt().fftfreq(n, d=d), dt)
+            return cast(rt.fftfreq(n, d=d), dt)
+    return cast(rt.fftfreq(n, d=d), dt)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Tensor:
@@ -224,10 +221,9 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     be = check_device(device, "rfftfreq")
     dt = _freq_dtype(dtype, "rfftfreq")
     if be is not None:  # another device than the default backend's
-        from .._backend import use_backend
         with use_backend(be):
-            return cast(_rt().rfftfreq(n, d=d), dt)
-    return cast(_rt().rfftfreq(n, d=d), dt)
+            return cast(rt.rfftfreq(n, d=d), dt)
+    return cast(rt.rfftfreq(n, d=d), dt)
 
 
 def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
@@ -237,7 +233,7 @@ def fftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor
     >>> print(xp.fft.fftshift(xp.fft.fftfreq(5)))
     [-0.4, -0.2, 0, 0.2, 0.4]
     """
-    return _rt().fftshift(arr(x, "fftshift"), axes=axes)
+    return rt.fftshift(arr(x, "fftshift"), axes=axes)
 
 
 def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
@@ -247,7 +243,7 @@ def ifftshift(x: Tensor, /, *, axes: int | Sequence[int] | None = None) -> Tenso
     >>> print(xp.fft.ifftshift(xp.fft.fftshift(xp.fft.fftfreq(5))))
     [0, 0.2, 0.4, -0.4, -0.2]
     """
-    return _rt().ifftshift(arr(x, "ifftshift"), axes=axes)
+    return rt.ifftshift(arr(x, "ifftshift"), axes=axes)
 
 # the __future__ import binds the name ``annotations``: not part of this namespace
 del annotations

@@ -19,10 +19,14 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from .. import _dtypes as D
 from .._tensor import Tensor, wrap
 from ._common import arr, cast, dtype_arg, sum_dtype
 from ._linear import matmul, matrix_transpose, tensordot, vecdot
+from .._validate import normalize_axis
+from ._common import axes_arg
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
@@ -51,11 +55,6 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
-def _rt() -> Any:
-    import runetensor as rt
-    return rt
-
-
 def _matrices(x: Any, fname: str, square: bool = False) -> Tensor:
     x = arr(x, fname)
     if x.ndim < 2:
@@ -77,7 +76,7 @@ def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
     [[2, 0],
      [1, 2]]
     """
-    return _rt().cholesky(_matrices(x, "cholesky", True), upper=bool(upper))
+    return rt.cholesky(_matrices(x, "cholesky", True), upper=bool(upper))
 
 
 def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -94,12 +93,11 @@ def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     b = arr(x2, "cross")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("cross: expected arrays of rank >= 1")
-    from .._validate import normalize_axis
     for t in (a, b):
         ax = normalize_axis(axis, t.ndim, "cross")
         if t._data.shape[ax] != 3:
             raise ValueError(f"cross: axis {axis} must have size 3, got shape {t.shape}")
-    return _rt().cross(a, b, axis=axis)
+    return rt.cross(a, b, axis=axis)
 
 
 def det(x: Tensor, /) -> Tensor:
@@ -109,7 +107,7 @@ def det(x: Tensor, /) -> Tensor:
     >>> print(xp.linalg.det(xp.asarray([[1.0, 2.0], [3.0, 4.0]])))
     -2
     """
-    return _rt().det(_matrices(x, "det", True))
+    return rt.det(_matrices(x, "det", True))
 
 
 def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
@@ -120,7 +118,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
     [2]
     """
     x = _matrices(x, "diagonal")
-    return _rt().diagonal(x, offset=offset, axis1=-2, axis2=-1)
+    return rt.diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 def eigh(x: Tensor, /) -> EighResult:
@@ -131,7 +129,7 @@ def eigh(x: Tensor, /) -> EighResult:
     >>> print(w)
     [1, 3]
     """
-    w, v = _rt().eigh(_matrices(x, "eigh", True))
+    w, v = rt.eigh(_matrices(x, "eigh", True))
     return EighResult(w, v)
 
 
@@ -142,7 +140,7 @@ def eigvalsh(x: Tensor, /) -> Tensor:
     >>> print(xp.linalg.eigvalsh(xp.asarray([[2.0, 1.0], [1.0, 2.0]])))
     [1, 3]
     """
-    return _rt().eigvalsh(_matrices(x, "eigvalsh", True))
+    return rt.eigvalsh(_matrices(x, "eigvalsh", True))
 
 
 def inv(x: Tensor, /) -> Tensor:
@@ -156,7 +154,7 @@ def inv(x: Tensor, /) -> Tensor:
     [[0.5, 0],
      [0, 0.25]]
     """
-    return _rt().inv(_matrices(x, "inv", True))
+    return rt.inv(_matrices(x, "inv", True))
 
 
 def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:  # noqa: A002
@@ -172,7 +170,7 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Te
     x = _matrices(x, "matrix_norm")
     if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
         raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
-    return _rt().norm(x, ord=ord, axes=(-2, -1), keepdims=bool(keepdims))
+    return rt.norm(x, ord=ord, axes=(-2, -1), keepdims=bool(keepdims))
 
 
 def matrix_power(x: Tensor, n: int, /) -> Tensor:
@@ -183,7 +181,7 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     [[8, 5],
      [5, 3]]
     """
-    return _rt().matrix_power(_matrices(x, "matrix_power", True), n)
+    return rt.matrix_power(_matrices(x, "matrix_power", True), n)
 
 
 def _rtol_handle(rtol: Any, x: Tensor, rd: Any, fname: str) -> Any:
@@ -214,7 +212,7 @@ def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     m, n = x._data.shape[-2:]
     if m == 0 or n == 0:
         return wrap(be.full(x._data.shape[:-2], 0, D.int64), D.int64, be)
-    sv = _rt().svdvals(x)
+    sv = rt.svdvals(x)
     rd = sv._dtype
     smax = be.reduce("max", sv._data, (sv.ndim - 1,), True)
     thr = be.binary("mul", smax, _rtol_handle(rtol, x, rd, "matrix_rank"))
@@ -237,7 +235,7 @@ def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
     b = arr(x2, "outer")
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"outer: expected 1-d arrays, got shapes {a.shape} and {b.shape}")
-    return _rt().outer(a, b)
+    return rt.outer(a, b)
 
 
 def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
@@ -253,7 +251,7 @@ def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
         if rtol.ndim == 0:
             rtol = float(rtol)
         else:
-            u, s, vh = _rt().svd(x, full_matrices=False)
+            u, s, vh = rt.svd(x, full_matrices=False)
             be = x._backend
             rd = s._dtype
             smax = be.reduce("max", s._data, (s.ndim - 1,), True)
@@ -267,7 +265,7 @@ def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
             shp = sinv.shape + (1,)
             scaled = be.binary("mul", be.cast(be.reshape(sinv, shp), d), be.contiguous(uh._data))
             return wrap(be.matmul(v._data, scaled), d, be)
-    return _rt().pinv(x, rtol=rtol)
+    return rt.pinv(x, rtol=rtol)
 
 
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
@@ -278,7 +276,7 @@ def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
     >>> q.shape, r.shape
     ((3, 2), (2, 2))
     """
-    q, r = _rt().qr(_matrices(x, "qr"), mode=mode)
+    q, r = rt.qr(_matrices(x, "qr"), mode=mode)
     return QRResult(q, r)
 
 
@@ -292,7 +290,7 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
     >>> print(r.logabsdet)
     1.79176
     """
-    s, la = _rt().slogdet(_matrices(x, "slogdet", True))
+    s, la = rt.slogdet(_matrices(x, "slogdet", True))
     return SlogdetResult(s, la)
 
 
@@ -307,7 +305,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     [1, 0.5]
     """
     a = _matrices(x1, "solve", True)
-    return _rt().solve(a, arr(x2, "solve"))
+    return rt.solve(a, arr(x2, "solve"))
 
 
 def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
@@ -320,7 +318,7 @@ def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
     >>> print(s)
     [3, 2]
     """
-    u, s, vh = _rt().svd(_matrices(x, "svd"), full_matrices=bool(full_matrices))
+    u, s, vh = rt.svd(_matrices(x, "svd"), full_matrices=bool(full_matrices))
     return SVDResult(u, s, vh)
 
 
@@ -331,7 +329,7 @@ def svdvals(x: Tensor, /) -> Tensor:
     >>> print(xp.linalg.svdvals(xp.asarray([[0.0, 2.0], [1.0, 0.0]])))
     [2, 1]
     """
-    return _rt().svdvals(_matrices(x, "svdvals"))
+    return rt.svdvals(_matrices(x, "svdvals"))
 
 
 def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
@@ -346,7 +344,7 @@ def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     """
     x = _matrices(x, "trace")
     d = dtype_arg(dtype, "trace") or sum_dtype(x._dtype)
-    return _rt().trace(cast(x, d), offset=offset)
+    return rt.trace(cast(x, d), offset=offset)
 
 
 def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
@@ -361,7 +359,6 @@ def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keep
     >>> print(xp.linalg.vector_norm(xp.asarray([[3.0, -4.0]]), ord=1))
     7
     """
-    from ._common import axes_arg
     x = arr(x, "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"vector_norm: ord must be a number, got {type(ord).__name__} {ord!r}")
@@ -377,7 +374,7 @@ def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keep
     h2 = be.reshape(h, flat_shape)
     if h2 is None:
         h2 = be.reshape(be.copy(h), flat_shape)
-    r = _rt().norm(wrap(h2, x._dtype, be), ord=ord, axes=[-1])
+    r = rt.norm(wrap(h2, x._dtype, be), ord=ord, axes=[-1])
     if keepdims:
         kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
         r = wrap(be.reshape(be.contiguous(r._data), kept), r._dtype, be)

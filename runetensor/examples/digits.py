@@ -65,6 +65,7 @@ def load_data() -> Data:
         ModuleNotFoundError: if scikit-learn is not installed (``pip install 'runetensor[examples]'``).
     """
     try:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         from sklearn.datasets import load_digits
     except ModuleNotFoundError as e:
         raise ModuleNotFoundError("the digits examples need scikit-learn for the data set: "
@@ -323,11 +324,13 @@ def plot_history(history: dict[str, list[float]], path: str, title: str = "") ->
         ModuleNotFoundError: if matplotlib is not installed (``pip install 'runetensor[plot]'``).
     """
     try:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         import matplotlib
     except ModuleNotFoundError:
         raise ModuleNotFoundError("plot_history: --plot needs matplotlib, an optional extra: "
                                   "pip install 'runetensor[plot]' (or pip install matplotlib)") from None
     matplotlib.use("Agg")   # files only: no window, no display needed
+    # deferred: optional dependency, loaded on first use (and a heavy import)
     import matplotlib.pyplot as plt
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
     epochs = range(1, len(history["loss"]) + 1)

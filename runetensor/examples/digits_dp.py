@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     cluster = client = None
     if args.scheduler or args.workers:
+        # deferred: optional dependency, loaded on first use (and a heavy import)
         from distributed import Client, LocalCluster
         if args.scheduler:
             client = Client(args.scheduler)

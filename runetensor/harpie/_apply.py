@@ -24,6 +24,9 @@ from ._base import (arr, as_part, assign, cast, dims_arg, equal, expand_to, fold
                     from_values, full_key, ints_arg, is_binary_op, is_unary_op, permute, reduce_axes,
                     reshape, size_of, stack, values, view)
 from ._shape import cut, cut_suffix, drops, rerank
+from ._core import zip_with
+import operator
+import runetensor as rt
 
 __all__ = [
     "extracts", "reduces", "joins", "joins_safe", "join", "join_safe", "traverses", "maps", "filters",
@@ -410,8 +413,6 @@ def contract(a: Any, ds: Sequence[int], f: Callable[[Tensor], Any]) -> Tensor:
 
 
 def _is_mul(f: Any) -> bool:
-    import operator
-    import runetensor as rt
     return f is operator.mul or f is getattr(rt, "mul", None)
 
 
@@ -462,7 +463,6 @@ def prod(a: Any, b: Any, ds0: Sequence[int], ds1: Sequence[int], g: Callable[[Te
         c = as_part(f(A, B), "prod")
         n = len(oa) + len(ob)
         return fold_axes(c, g, op, list(_range(n, n + len(ks))), "prod")
-    from ._core import zip_with
     pa = permute(x, ra + d0)
     pb = permute(y, rb + d1)
     sa = _subs(pa, oa)
@@ -505,7 +505,6 @@ def mult(a: Any, b: Any) -> Tensor:
     [[5,14],
      [14,50]]
     """
-    import operator
     return dot(a, b, sum, operator.mul)
 
 
@@ -826,7 +825,6 @@ def transmit_op(a: Any, b: Any, f: Callable[[Any, Any], Any]) -> Tensor:
     >>> hp.pretty(hp.transmit_op(hp.range([2, 2]), hp.as_array([1, 2]), operator.mul))
     '[[0,1],\\n [4,6]]'
     """
-    from ._core import zip_with
     x, y = arr(a, "transmit_op"), arr(b, "transmit_op")
     if x.shape == y.shape:
         return zip_with(x, y, f)

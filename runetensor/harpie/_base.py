@@ -13,11 +13,15 @@ import operator
 import struct
 from typing import Any, Callable, Sequence
 
+import runetensor as rt  # the public namespace (imported first: this module loads after it)
+
 from .. import _dtypes as D
 from .._backend import get_backend
 from .._dtypes import DType
 from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
+from .._autodiff._trace import carries_derivative
+from .._tensor import binary_op
 
 __all__ = ["UnsafeArray", "show", "pretty", "equal"]
 
@@ -219,7 +223,6 @@ def values(t: Tensor, compute: bool = True) -> list[Any]:
     """
     be = t._backend
     if compute and be.level > 0 and t._dtype.is_inexact:
-        from .._autodiff._trace import carries_derivative
         if carries_derivative(t):
             raise TypeError("harpie: a Python function applied element by element reads plain numbers, which "
                             "cannot carry the derivative being taken; use runetensor functions (rt.exp, rt.add, "
@@ -366,17 +369,11 @@ _UNARY_RT = ("neg", "abs", "sign", "square", "sqrt", "recip", "exp", "exp2", "ex
              "relu", "sigmoid", "reciprocal", "negative", "absolute", "rsqrt")
 
 
-def _rt() -> Any:
-    import runetensor as rt
-    return rt
-
-
 def fold_op(f: Any) -> str | None:
     """The backend reduction ``f`` performs ("sum", "max"...), or None for other functions."""
     op = _FOLD_BUILTINS.get(f) if _hashable(f) else None
     if op is not None:
         return op
-    rt = _rt()
     for n in _FOLD_RT:
         g = getattr(rt, n, None)
         if g is not None and g is f:
@@ -396,14 +393,12 @@ def is_binary_op(f: Any) -> bool:
     """True for functions that act elementwise (with broadcasting) on whole tensors."""
     if _hashable(f) and f in _BINARY_OPERATOR:
         return True
-    rt = _rt()
     return any(getattr(rt, n, None) is f for n in _BINARY_RT)
 
 
 def is_unary_op(f: Any) -> bool:
     if _hashable(f) and f in _UNARY_OPERATOR:
         return True
-    rt = _rt()
     return any(getattr(rt, n, None) is f for n in _UNARY_RT)
 
 
@@ -433,7 +428,7 @@ def fold_axes(t: Tensor, f: Any, op: str, axes: Sequence[int], fname: str) -> Te
     their dtype rules apply); Python's builtins go to the backend reduction.
     """
     axes = list(axes)
-    if axes and f is getattr(_rt(), op, None):
+    if axes and f is getattr(rt, op, None):
         if op in ("max", "min") and any(t.shape[a] == 0 for a in axes):
             raise ValueError(f"{fname}: {op} of an empty array (shape {list(t.shape)}); "
                              "expected at least one element in each reduced sub-array")
@@ -488,7 +483,6 @@ def equal(a: Any, b: Any) -> bool:
     if a.shape != b.shape:
         return False
     if a._dtype.kind != "O" and b._dtype.kind != "O":
-        from .._tensor import binary_op
         e = binary_op("eq", a, b, "equal")
         if e.size == 0:
             return True

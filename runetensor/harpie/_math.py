@@ -16,6 +16,7 @@ from .. import _dtypes as D
 from .._tensor import Tensor, binary_op, wrap
 from .._validate import alloc_error, check_alloc
 from ._base import arr, cast, shape_arg
+import runetensor as rt
 
 __all__ = ["uniform", "chol", "invtri", "inverse"]
 
@@ -46,7 +47,6 @@ def uniform(shape: Sequence[int], range: tuple[Any, Any], seed: int | None = Non
     >>> hp.shape(u), 0 <= min(hp.array_as(u)) and max(hp.array_as(u)) <= 9
     ([2, 3, 4], True)
     """
-    import runetensor as rt
     shp = shape_arg(shape, "uniform")
     try:
         lo, hi = range

@@ -19,6 +19,7 @@ from .._guards import check_values
 from .._special import _scalar_float
 from .._tensor import Tensor, as_tensor, on_common
 from .._validate import broadcast_shapes
+from .. import random as rrandom
 
 __all__ = ["linear", "embedding", "layer_norm", "batch_norm", "dropout", "scaled_dot_product_attention"]
 
@@ -290,7 +291,6 @@ def dropout(x: Any, rate: float, key: Any) -> Tensor:
     >>> sorted(set(rt.to_array(y)))
     [0.0, 2.0]
     """
-    from .. import random as rrandom
     x = _float_tensor(x, "dropout", "x")
     r = _scalar_float(rate, "dropout", "rate")
     if not 0.0 <= r <= 1.0:

@@ -16,6 +16,7 @@ from .._dtypes import DType
 from .._guards import check_values
 from .._special import _back, _scalar_float, _softplus_t
 from .._tensor import Tensor, as_tensor
+from .._validate import normalize_axis
 
 __all__ = ["mse", "mae", "huber", "sigmoid_bce", "softmax_cross_entropy", "kl_div"]
 
@@ -216,7 +217,6 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: int = -1, reduction: s
     x = as_tensor(logits, fname)
     if x.dtype.kind not in "fiu":
         raise TypeError(f"{fname}: logits must be a real tensor, got dtype {x.dtype}")
-    from .._validate import normalize_axis
     ax = normalize_axis(axis, x.ndim, fname)
     C = x.shape[ax]
     y = as_tensor(labels, fname)
