@@ -605,7 +605,10 @@ def _install_c_operators() -> None:
         if not to_bool:
             ops.append((f"__r{op}__", prim, res, kinds, True, False))
     ops.append(("__neg__", "neg", None, "fiu", False, True))
-    _fastops.install(Tensor, ops)
+    if _fastops.install(Tensor, ops) and _fastops.WRAP is not None:
+        global wrap
+        wrap = _fastops.WRAP  # the same Tensor, built in C (modules importing wrap from here get this one)
 
 
 _install_c_operators()
+del _install_c_operators
