@@ -174,12 +174,13 @@ I512 __m512 arith(int opc, __m512 a, __m512 b)
     }
 }
 
-/* one block of 16 (k: the lanes in range) */
+/* the block of 16 at i (k: the lanes in range); a broadcast operand's pointer is not offset */
 I512 void bf16_block(int opc, int rule, const uint16_t *pa, __m512 va, int as_, const uint16_t *pb, __m512 vb,
-                     int bs_, uint16_t *out, __mmask16 k)
+                     int bs_, uint16_t *out, ptrdiff_t i, __mmask16 k)
 {
-    __m512 a = as_ ? va : bf16_widen(load16(pa, k));
-    __m512 b = bs_ ? vb : bf16_widen(load16(pb, k));
+    __m512 a = as_ ? va : bf16_widen(load16(pa + i, k));
+    __m512 b = bs_ ? vb : bf16_widen(load16(pb + i, k));
+    out += i;
     __m512 r = arith(opc, a, b);
     if (_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) & k) {
         __mmask16 an = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), bn = _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
@@ -201,7 +202,7 @@ T512 void rt512_bf16_arith(int opc, int rule, const uint16_t *pa, float sa, int 
     /* one loop per op, so that the op is not chosen per block */
 #define BF16_LOOP(OPC)                                                                          \
     for (; hi - i >= 16; i += 16)                                                               \
-        bf16_block(OPC, rule, pa + i, va, as_, pb + i, vb, bs_, out + i, 0xffff);
+        bf16_block(OPC, rule, pa, va, as_, pb, vb, bs_, out, i, 0xffff);
     switch (opc) {
     case 0: BF16_LOOP(0) break;
     case 1: BF16_LOOP(1) break;
@@ -209,7 +210,7 @@ T512 void rt512_bf16_arith(int opc, int rule, const uint16_t *pa, float sa, int 
     default: BF16_LOOP(3) break;
     }
 #undef BF16_LOOP
-    if (i < hi) bf16_block(opc, rule, pa + i, va, as_, pb + i, vb, bs_, out + i, lanes(hi - i));
+    if (i < hi) bf16_block(opc, rule, pa, va, as_, pb, vb, bs_, out, i, lanes(hi - i));
 }
 
 /* float16: widened by the conversion instruction (exact; it quiets a signalling NaN, but NaN
@@ -223,10 +224,11 @@ I512 __m256i load_h(const uint16_t *p, __mmask16 k)
 }
 
 I512 void f16_block(int opc, int rule, const uint16_t *pa, __m256i ha0, int as_, const uint16_t *pb, __m256i hb0,
-                    int bs_, uint16_t *out, __mmask16 k)
+                    int bs_, uint16_t *out, ptrdiff_t i, __mmask16 k)
 {
-    __m256i ha = as_ ? ha0 : load_h(pa, k);
-    __m256i hb = bs_ ? hb0 : load_h(pb, k);
+    __m256i ha = as_ ? ha0 : load_h(pa + i, k);
+    __m256i hb = bs_ ? hb0 : load_h(pb + i, k);
+    out += i;
     __m512 a = _mm512_cvtph_ps(ha), b = _mm512_cvtph_ps(hb);
     __m512 r = arith(opc, a, b);
     __m256i h = _mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -254,7 +256,7 @@ T512 void rt512_f16_arith(int opc, int rule, const uint16_t *pa, uint16_t ra, in
     ptrdiff_t i = lo;
 #define F16_LOOP(OPC)                                                                           \
     for (; hi - i >= 16; i += 16)                                                               \
-        f16_block(OPC, rule, pa + i, ha, as_, pb + i, hb, bs_, out + i, 0xffff);
+        f16_block(OPC, rule, pa, ha, as_, pb, hb, bs_, out, i, 0xffff);
     switch (opc) {
     case 0: F16_LOOP(0) break;
     case 1: F16_LOOP(1) break;
@@ -262,7 +264,7 @@ T512 void rt512_f16_arith(int opc, int rule, const uint16_t *pa, uint16_t ra, in
     default: F16_LOOP(3) break;
     }
 #undef F16_LOOP
-    if (i < hi) f16_block(opc, rule, pa + i, ha, as_, pb + i, hb, bs_, out + i, lanes(hi - i));
+    if (i < hi) f16_block(opc, rule, pa, ha, as_, pb, hb, bs_, out, i, lanes(hi - i));
 }
 
 #endif
