@@ -23,7 +23,7 @@ from .. import _dtypes as D
 from .._backend.contract import Backend, BatchedValueError
 from .._primitives import PRIMS, inv_perm
 from .._primitives import reshape as _reshape
-from . import _batch_rules  # noqa: F401  (fills in the table's batching rules)
+from ._batch_rules import BATCH_RULES as _RULES
 from ._tracer import Transformation
 
 _SCALARS = (int, float, complex, bool)
@@ -158,35 +158,12 @@ class BatchBackend(Transformation):
             return P.copy(r)
         return r
 
-    def _elementwise(self, fn: Any, *ins: Any) -> Any:
-        rank = max((h.ndim for h in ins if _h(h)), default=0)
-        ps = []
-        batched = False
-        for h in ins:
-            if _h(h):
-                p, b = self._b0(h, rank)
-                batched = batched or b
-                ps.append(p)
-            else:
-                ps.append(h)
-        if batched:
-            return self._w_all(self._fresh(fn(*ps)), 0)
-        return self._w_all(fn(*ps), None)
-
-    def _axis_op(self, h: Any, fn: Any) -> Any:
-        """Apply ``fn(parent_handle, shift)`` where ``shift`` is 1 for a batched input (batch axis
-        first) and 0 otherwise; the result keeps the batch axis first."""
-        p, bd = self._in(h)
-        if bd is None:
-            return self._w_all(fn(p, 0), None)
-        return self._w_all(self._fresh(fn(self._mv0(p, bd), 1)), 0)
-
     # ------------------------------------------------------------------ the hooks of the generated methods
     def process(self, name, fn, hs, params):
-        return PRIMS[name].batch(self, name, fn, hs, params)
+        return _RULES[name](self, name, fn, hs, params)
 
     def move_rule(self, name, fn, h, params):
-        return PRIMS[name].batch(self, name, fn, (h,), params)
+        return _RULES[name](self, name, fn, (h,), params)
 
     def write(self, name, dst, src, key, mode):
         if key is None:

@@ -13,9 +13,9 @@ import math
 from typing import Any
 
 from .. import _dtypes as D
+from .. import _primitives_linalg  # noqa: F401  (its entries get rules too)
 from .._primitives import PRIMS, _einsum_labels, inv_perm
 from .._primitives import reshape as _reshape
-from ._tracer import bind
 
 _SCALARS = (int, float, complex, bool)
 
@@ -27,20 +27,59 @@ def _h(x: Any) -> bool:
 # ---------------------------------------------------------------------- the common patterns
 def elementwise(B, name, fn, hs, params):
     """Operands broadcast: the batched ones with the batch axis first, padded to the common rank."""
-    return B._elementwise(fn, *hs)
+    if len(hs) == 1:  # one operand: nothing to pad
+        p, bd = B._in(hs[0])
+        if bd is None:
+            return B._w_all(fn(p), None)
+        return B._w_all(B._fresh(fn(B._mv0(p, bd))), 0)
+    rank = max([h.ndim for h in hs if _h(h)], default=0)
+    ps = []
+    batched = False
+    for h in hs:
+        if _h(h):
+            p, b = B._b0(h, rank)
+            batched = batched or b
+            ps.append(p)
+        else:
+            ps.append(h)
+    if batched:
+        return B._w_all(B._fresh(fn(*ps)), 0)
+    return B._w_all(fn(*ps), None)
 
 
-def along_axes(B, name, fn, hs, params):
-    """An op over ``axis``/``axes`` of one operand: the batch axis first, the op's axes shifted by one."""
-    p, bd = B._in(hs[0])
+def _axis(B, h, fn, shifted):
+    """``fn(p)`` for an unbatched operand, else ``shifted(p)`` on its parent handle with the lanes first
+    (the op's axes shifted by one)."""
+    p, bd = B._in(h)
     if bd is None:
         return B._w_all(fn(p), None)
-    q = dict(params)
-    if "axes" in q:
-        q["axes"] = tuple(a + 1 for a in q["axes"])
-    if "axis" in q:
-        q["axis"] += 1
-    return B._w_all(B._fresh(bind(B.parent, name, q)(B._mv0(p, bd))), 0)
+    return B._w_all(B._fresh(shifted(B._mv0(p, bd))), 0)
+
+
+def reduce(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.reduce(name[7:], p, tuple([a + 1 for a in params["axes"]]),
+                                                         params["keepdims"]))
+
+
+def arg_reduce(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.arg_reduce(name[11:], p, params["axis"] + 1, params["keepdims"]))
+
+
+def scan(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.scan(name[5:], p, params["axis"] + 1))
+
+
+def sort(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.sort(p, params["axis"] + 1, params["descending"]))
+
+
+def argsort(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.argsort(p, params["axis"] + 1, params["descending"]))
+
+
+def fft(B, name, fn, hs, params):
+    return _axis(B, hs[0], fn, lambda p: B.parent.fft(name[4:], p, params["s"], tuple([a + 1 for a in params["axes"]]),
+                                                      params["norm"]))
 
 
 def created(B, name, fn, hs, params):
@@ -53,14 +92,14 @@ def created(B, name, fn, hs, params):
 
 # ---------------------------------------------------------------------- views
 def _view(batched):
-    """A movement rule: unbatched operands move as they are; ``batched(B, p, n, **params)`` moves a parent
-    handle ``p`` whose batch axis is first (its ``n`` lanes) and returns the parent view or None."""
+    """A movement rule: unbatched operands move as they are; ``batched(B, h, p, n, params)`` moves the parent
+    handle ``p`` of ``h`` whose batch axis is first (its ``n`` lanes) and returns the parent view or None."""
     def rule(B, name, fn, hs, params):
         p, bd = B._in(hs[0])
         if bd is None:
             r = fn(p)
             return None if r is None else B._w(r, None)
-        r = batched(B, hs[0], B._mv0(p, bd), B.n, **params)
+        r = batched(B, hs[0], B._mv0(p, bd), B.n, params)
         return None if r is None else B._w(r, 0)
     rule.__name__ = rule.__qualname__ = batched.__name__
     rule.__doc__ = batched.__doc__
@@ -68,31 +107,32 @@ def _view(batched):
 
 
 @_view
-def reshape(B, h, p, n, shape):
+def reshape(B, h, p, n, params):
     """The lanes stay the leading axis of the new shape."""
-    return B.parent.reshape(p, (n,) + tuple(shape))
+    return B.parent.reshape(p, (n,) + params["shape"])
 
 
 @_view
-def expand(B, h, p, n, shape):
+def expand(B, h, p, n, params):
     """The logical axes broadcast; the lanes stay first."""
+    shape = params["shape"]
     p, _ = B._b0(h, len(shape))
-    return B.parent.expand(p, (n,) + tuple(shape))
+    return B.parent.expand(p, (n,) + shape)
 
 
 @_view
-def permute(B, h, p, n, axes):
-    return B.parent.permute(p, (0,) + tuple(a + 1 for a in axes))
+def permute(B, h, p, n, params):
+    return B.parent.permute(p, (0,) + tuple([a + 1 for a in params["axes"]]))
 
 
 @_view
-def view_index(B, h, p, n, key):
-    return B.parent.view_index(p, (slice(0, n, 1),) + tuple(key))
+def view_index(B, h, p, n, params):
+    return B.parent.view_index(p, (slice(0, n, 1),) + params["key"])
 
 
 @_view
-def flip(B, h, p, n, axes):
-    return B.parent.flip(p, tuple(a + 1 for a in axes))
+def flip(B, h, p, n, params):
+    return B.parent.flip(p, tuple([a + 1 for a in params["axes"]]))
 
 
 def as_strided(B, name, fn, hs, params):
@@ -359,14 +399,14 @@ def _einsum(B, args: tuple, spec: str) -> Any:
 #: the rule of every entry of a contract method
 BY_METHOD = {
     "unary": elementwise, "binary": elementwise, "where": elementwise, "clip": elementwise, "cast": elementwise,
-    "reduce": along_axes, "arg_reduce": along_axes, "scan": along_axes, "sort": along_axes,
-    "argsort": along_axes, "fft": along_axes, "linalg": linalg,
+    "reduce": reduce, "arg_reduce": arg_reduce, "scan": scan, "fft": fft, "linalg": linalg,
     "empty": created, "full": created, "arange": created, "asarray": created, "random_bits": created,
     "random_uniform": created, "from_buffer": created, "from_dlpack": created,
 }
 #: the primitives with a rule of their own
-RULES = {f.__name__: f for f in (reshape, expand, permute, view_index, flip, as_strided, searchsorted, nonzero,
-                                 gather, copy, contiguous, assign, scatter, matmul, concatenate, pad, callback)}
+RULES = {f.__name__: f for f in (reshape, expand, permute, view_index, flip, as_strided, sort, argsort,
+                                 searchsorted, nonzero, gather, copy, contiguous, assign, scatter, matmul,
+                                 concatenate, pad, callback)}
 
 
 def rule_for(name: str) -> Any:
@@ -379,3 +419,5 @@ for _name, _prim in PRIMS.items():
     if _prim.batch is None:
         _prim.batch = rule_for(_name)
 del _name, _prim
+#: the rules by table entry, for the batching backend's dispatch (one dict lookup per primitive call)
+BATCH_RULES = {n: p.batch for n, p in PRIMS.items()}

@@ -126,10 +126,14 @@ def generated_source(name: str) -> str:
 def bind(P: Backend, name: str, params: dict) -> Callable[..., Any]:
     """The parent's primitive of table entry ``name`` (``"reduce.sum"``...) as a function of its operands,
     with ``params`` bound (what a batching rule calls with its own parameters, such as shifted axes)."""
-    method, _, op = name.partition(".")
-    if method not in SIGNATURES:  # an elementwise op: unary or binary
-        method, op = ("unary" if name in _UNARY else "binary"), name
-    return _BINDERS[method](P, op, params)
+    try:
+        binder, op = _BOUND[name]
+    except KeyError:
+        method, _, op = name.partition(".")
+        if method not in SIGNATURES:  # an elementwise op: unary or binary
+            method, op = ("unary" if name in _UNARY else "binary"), name
+        binder, op = _BOUND[name] = _BINDERS[method], op
+    return binder(P, op, params)
 
 
 def _binder_source(name: str) -> str:
@@ -172,6 +176,7 @@ _BINDERS = {n: _compile(_binder_source(n), f"bind_{n}", {}) for n in SIGNATURES
 
 
 _UNARY = frozenset(UNARY_OPS)
+_BOUND: dict[str, tuple[Callable, str]] = {}  # table entry -> (its method's binder, its op)
 
 
 def replay_view(B: Backend, h: Any, recipe: tuple) -> Any:
