@@ -17,6 +17,7 @@ import runetensor as rt  # the public namespace (imported first: this module loa
 
 from .. import _dtypes as D
 from .._backend import get_backend
+from .._backend.contract import UNARY_OPS
 from .._dtypes import DType
 from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
@@ -362,11 +363,8 @@ _BINARY_RT = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmax", "
               "logaddexp", "nextafter", "lshift", "rshift", "left_shift", "right_shift", "minimum",
               "add_s", "sub_s", "mul_s")
 _UNARY_OPERATOR = {operator.neg, operator.abs, builtins.abs, operator.invert}
-_UNARY_RT = ("neg", "abs", "sign", "square", "sqrt", "recip", "exp", "exp2", "expm1", "log", "log2",
-             "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-             "asinh", "acosh", "atanh", "trunc", "ceil", "floor", "round", "rint", "isnan", "isinf",
-             "isfinite", "signbit", "logical_not", "bitwise_not", "conj", "real", "imag", "erf",
-             "relu", "sigmoid", "reciprocal", "negative", "absolute", "rsqrt")
+#: the contract's unary ops (a new one is elementwise here too) and the public elementwise composites
+_UNARY_RT = UNARY_OPS + ("relu", "sigmoid", "reciprocal", "negative", "absolute", "rsqrt")
 
 
 def fold_op(f: Any) -> str | None:
