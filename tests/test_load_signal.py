@@ -81,15 +81,15 @@ def test_other_processes_cpu_time_makes_the_cores_busy_within_one_period(fresh):
     assert _parallel._machine_busy() is False
 
 
-def test_half_a_core_of_others_is_the_threshold_on_two_threads(fresh):
+def test_half_a_core_of_others_is_the_threshold_on_two_threads_with_a_quarter_core_of_hysteresis(fresh):
     clock, stat = fresh
     ticks = {c: 1000 for c in CORES}
     write_stat(stat, ticks)
     _parallel._machine_busy()
-    advance(clock, stat, 1.0, others=0.3, own=1.0, ticks=ticks)
-    assert _parallel._machine_busy() is False
-    advance(clock, stat, 1.0, others=0.8, own=1.0, ticks=ticks)
-    assert _parallel._machine_busy() is True
+    for others, busy in ((0.3, False), (0.45, False), (0.8, True), (0.4, True), (0.3, True), (0.2, False),
+                         (0.45, False), (0.6, True)):
+        advance(clock, stat, 1.0, others=others, own=1.0, ticks=ticks)
+        assert _parallel._machine_busy() is busy, others
 
 
 @pytest.mark.parametrize("how", ["missing", "a folder", "garbage", "no cores"])

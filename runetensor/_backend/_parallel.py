@@ -153,7 +153,8 @@ def _machine_busy() -> bool:
 
     The measure is the CPU time other processes took on this process's cores since the previous
     reading (``/proc/stat``'s per-core busy time less this process's own CPU time): busy when it is
-    more than the cores runetensor's threads leave free plus half a core.  A competitor that has just
+    more than the cores runetensor's threads leave free plus half a core, and from then on until it is
+    below that less a quarter of a core.  A competitor that has just
     started is seen at the next reading, where the 1-minute load average takes a minute to rise; this
     process's own threads (the pool's, the BLAS's, spinning or not) never count.  Where ``/proc/stat``
     cannot be read (not Linux) and at the first reading: the 1-minute load average above the thread
@@ -167,7 +168,10 @@ def _machine_busy() -> bool:
             seen = _others_cores(now) if _stat_ok[0] else None
             if seen is not None:
                 others, cores = seen
-                _load_checked[1] = others > max(0.5, cores - _num_threads + 0.5)
+                # a quarter of a core of hysteresis: a competitor hovering at the threshold does not switch the
+                # products' mode (and their last bits, see _blas) every reading
+                limit = max(0.5, cores - _num_threads + 0.5) - (0.25 if _load_checked[1] else 0.0)
+                _load_checked[1] = others > limit
             else:
                 try:
                     _load_checked[1] = os.getloadavg()[0] > _num_threads + 0.5
