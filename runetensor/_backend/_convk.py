@@ -230,7 +230,8 @@ def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, .
         # each channel's cotangent is one contiguous frame row (zeros around the valid positions): a row
         # sum instead of NumPy's slow reduction over the batch and spatial axes of (N, C_out, out...)
         rows = gr if need_x or need_w else _rows(gy, cout, (0,) * len(sp), geo, c4)
-        gb = np.add.reduce(rows[:cout], axis=1)
+        gb = np.empty(cout, np.float32)
+        _ck.row_sums(rows, cout, lr, gb)
     return gx, gw, gb
 
 
