@@ -208,6 +208,15 @@ def test_kernel_argument_checks():
         ck.copy_blocks(x, np.array([0, 70], np.int64), 10, y, None, 0, 4, 5, None, None)
     with pytest.raises(ValueError, match="set_isa: avx9 is not available"):
         ck.set_isa("avx9")
+    sums = np.empty(4, np.float32)
+    ck.row_sums(y, 4, 50, sums)
+    np.testing.assert_array_equal(sums, np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="row_sums: a holds"):
+        ck.row_sums(y, 5, 50, np.empty(5, np.float32))
+    with pytest.raises(ValueError, match="take_taps: offsets"):
+        ck.take_taps(x, np.array([0, 90], np.int64), np.array([0, 20], np.int64), np.empty(4, np.float32), 0)
+    with pytest.raises(ValueError, match="max_pool_bwd: t must hold kk=3 rows"):
+        ck.max_pool_bwd(np.zeros(10, np.float32), np.zeros(3, np.float32), np.zeros(10, np.float32), 3)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
