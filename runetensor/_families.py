@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 FAMILIES = (
-    "_random",                                   # rand randn randint dropout
+    "_seeded_random",                            # rand randn randint dropout (a seed argument; rt.random: keys)
     "_ranges",                                   # eye identity diag linspace logspace geomspace meshgrid tril triu
     "_views", "_combine", "_indexing",           # shape, combine, conversion and indexing functions
     "_elementwise", "_reduction", "_sorting", "_products",   # math
@@ -17,7 +17,7 @@ FAMILIES = (
     "_windows",                                  # extract/combine_patches correlate convolve *_filter
     "_special",                                  # erf erfc sigmoid relu logsumexp softmax one_hot real imag conj ...
     "_bridge",                                   # to_bigarray(_ext) of_bigarray(_ext)
-    "_parallel",                                 # set_num_threads and the fast paths' pool
+    "_threads",                                  # set_num_threads get_num_threads (the pool: _backend/_parallel)
     "_array_api_methods",                        # __array_namespace__ device to_device mT T
     "_numpy_methods",                            # NumPy manners: axis=, reshape(4, 3), tolist, in, __array_interface__
     "_dask_collection",                          # Dask collection protocol, chunks, persist rechunk map_blocks

@@ -33,17 +33,16 @@ training step runs under one ``rt.jit`` with one trace:
 """
 from __future__ import annotations
 
-from . import _optim_core, _optim_extra
 from ._optim_core import *  # noqa: F401,F403  (GradientTransformation, sgd, adam..., clipping, chain, schedules)
+from ._optim_core import __all__ as _core_all
 from ._optim_extra import *  # noqa: F401,F403  (lamb, radam, lars, adan, adafactor, more schedules, loss scaling)
+from ._optim_extra import __all__ as _extra_all
 
-__all__: list[str] = []
-__all__ += _optim_core.__all__
-__all__ += _optim_extra.__all__
+__all__ = _core_all + _extra_all
 
 # the core's public objects keep this namespace as their home (help(), class reprs, pickles), as
 # when they were defined here
-for _name in _optim_core.__all__:
+for _name in _core_all:
     globals()[_name].__module__ = __name__
 # the __future__ import binds the name ``annotations``: not part of this namespace
 del _name, annotations

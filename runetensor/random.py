@@ -40,11 +40,11 @@ from ._backend import get_backend
 from ._dtypes import DType
 from ._backend.contract import BatchedValueError, TracedValueError
 from ._guards import check_true, check_values
-from ._random import _MANT, _float_dtype, _randint, _randn, _uniform_handle
+from ._seeded_random import _MANT, _float_dtype, _randint, _randn, _uniform_handle
 from ._creation import int_range
 from ._tensor import Tensor, wrap
 from ._validate import alloc_error, as_dtype, as_int, as_shape, broadcast_shapes, check_alloc
-from ._random import _ROUND_STEP
+from ._seeded_random import _ROUND_STEP
 
 __all__ = ["key", "split", "fold_in", "key_data", "uniform", "normal", "truncated_normal", "bernoulli",
            "categorical", "randint", "permutation", "choice", "shuffle", "gamma", "beta"]
@@ -830,7 +830,7 @@ _RANDINT_JIT_ROUNDS = 64
 
 def _randint_words(key: Tensor, d: DType, shp: tuple[int, ...], lo: int, hi: int) -> Tensor:
     """:func:`randint` for a traced key, in tensor operations, value for value the backend's
-    (``runetensor._random._uniform_below``): the ``x mod r`` of the key's words, an element
+    (``runetensor._seeded_random._uniform_below``): the ``x mod r`` of the key's words, an element
     rejected in round ``j`` taking the next accepted word of the stream of seed
     ``seed + j * 0x9E3779B97F4A7C15`` in row-major order of the rejected ones (a cumulative count
     instead of a compaction); a fixed number of rounds, then a run-time check that none is left."""

@@ -19,7 +19,7 @@ from ._pytree import tree_flatten, tree_unflatten
 from ._trace import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
 from .._backend import get_backend
 from .._combine import stack
-from .._random import rand
+from .._seeded_random import rand
 from .._reduction import max as rmax
 from .._reduction import sum as rsum
 
