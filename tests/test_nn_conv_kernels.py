@@ -270,3 +270,17 @@ def test_library_works_without_the_compiled_convolutions():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_forward_mode_against_float64():
+    x, w, b = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 3)), rng.standard_normal(4)
+    tx, tw = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
+
+    def run(dt):
+        def c(a):
+            return rt.asarray(a.astype(dt))
+        y, t = rt.jvp(lambda x, w: nn.conv2d(x, w, c(b), padding=1), (c(x), c(w)), (c(tx), c(tw)))
+        return N(y), N(t)
+    (y32, t32), (y64, t64) = run(np.float32), run(np.float64)
+    np.testing.assert_allclose(y32, y64, atol=_tol(y64), rtol=0)
+    np.testing.assert_allclose(t32, t64, atol=_tol(t64), rtol=0)
