@@ -200,3 +200,47 @@ def test_while_free_products_are_numpys_own(monkeypatch):
         assert np.array_equal(got, np.matmul(a, b))
     finally:
         rt.set_num_threads(old)
+
+
+def test_blocks_policy_gives_the_shape_only_bits_while_the_cores_are_free(monkeypatch):
+    """``RUNETENSOR_BLAS_THREADING=blocks``: one BLAS thread and shape-only blocks even while the cores are free, so
+    the bits are those of the documented block plan at one BLAS thread (where OpenBLAS's two threads split k)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if _blas.controller() is None:
+        pytest.skip("NumPy's BLAS is not an OpenBLAS")
+    monkeypatch.setattr(_blas, "_policy", ["blocks"])
+    monkeypatch.setattr(_blas, "_machine_busy", lambda: False)
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((128, 784)).astype(np.float32)
+    b = rng.standard_normal((784, 256)).astype(np.float32)
+    axis, blocks = _blas.gemm_plan(128, 256, 784)
+    with threadpoolctl.threadpool_limits(1, "blas"):
+        want = np.concatenate([a @ b[:, lo:hi] for lo, hi in blocks], axis=1) if axis else \
+            np.concatenate([a[lo:hi] @ b for lo, hi in blocks])
+    old = rt.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            rt.set_num_threads(threads)
+            with threadpoolctl.threadpool_limits(2, "blas"):
+                got = rt.to_numpy(rt.asarray(a) @ rt.asarray(b))
+            assert np.array_equal(got, want), threads
+    finally:
+        rt.set_num_threads(old)
+
+
+@pytest.mark.parametrize("value, want", [("", "auto"), ("numpy", "numpy"), (" Blocks ", "blocks"), ("auto", "auto")])
+def test_blas_threading_policy_values(monkeypatch, value, want):
+    monkeypatch.setattr(_blas, "_policy", [])
+    monkeypatch.setenv("RUNETENSOR_BLAS_THREADING", value)
+    assert _blas.policy() == want
+
+
+def test_an_unknown_blas_threading_policy_warns_once_and_means_auto(monkeypatch):
+    monkeypatch.setattr(_blas, "_policy", [])
+    monkeypatch.setenv("RUNETENSOR_BLAS_THREADING", "fastest")
+    with pytest.warns(RuntimeWarning, match="RUNETENSOR_BLAS_THREADING='fastest' is not one of auto, numpy, blocks"):
+        assert _blas.policy() == "auto"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _blas.policy() == "auto"

@@ -36,7 +36,10 @@ keep the user's setting, except one made in another thread during such a window,
 which runs single-threaded.  Where no OpenBLAS with these entry points is found
 (MKL, Accelerate, a NumPy without BLAS), or with the environment variable
 ``RUNETENSOR_BLAS_THREADING=numpy`` (read once, at the first large product), products are
-NumPy's calls as they were and the BLAS picks its own threads.
+NumPy's calls as they were and the BLAS picks its own threads.  ``RUNETENSOR_BLAS_THREADING=blocks``
+takes the one-BLAS-thread, shape-only path even while the cores are free: slower there on mid-size
+products, but a product's bits then never depend on the load or on any thread count (OpenBLAS's own
+two-thread GEMM rounds some shapes differently from its one-thread GEMM).
 """
 from __future__ import annotations
 
@@ -126,13 +129,32 @@ def _numpy_uses_openblas() -> bool:
 
 
 _found: list[_OpenBLAS | None] = []
+_POLICIES = ("auto", "numpy", "blocks")
+_policy: list[str] = []
+
+
+def policy() -> str:
+    """``RUNETENSOR_BLAS_THREADING`` (read once): ``"auto"`` (the default), ``"numpy"`` or ``"blocks"``; another
+    value is ignored with one ``RuntimeWarning``.
+
+    >>> policy() in _POLICIES
+    True
+    """
+    if not _policy:
+        v = os.environ.get("RUNETENSOR_BLAS_THREADING", "").strip().lower() or "auto"
+        if v not in _POLICIES:
+            warnings.warn(f"RUNETENSOR_BLAS_THREADING={v!r} is not one of {', '.join(_POLICIES)}; using 'auto'",
+                          RuntimeWarning, stacklevel=2)
+            v = "auto"
+        _policy.append(v)
+    return _policy[0]
 
 
 def controller() -> _OpenBLAS | None:
     """NumPy's OpenBLAS thread-count entry points (looked up once), or None where there are none."""
     if not _found:
         ctl = None
-        if os.environ.get("RUNETENSOR_BLAS_THREADING", "").strip().lower() != "numpy" and _numpy_uses_openblas():
+        if policy() != "numpy" and _numpy_uses_openblas():
             for p in _loaded_openblas():
                 try:
                     c = _OpenBLAS(p)
@@ -321,8 +343,8 @@ def _own_threads() -> bool:
     """Whether products are left to the BLAS's own threads: while the cores are free, and never where
     runetensor runs single-threaded (``rt.set_num_threads(1)``, a single-threaded Dask worker: there every
     product takes the shape-only path, so a data-parallel run gives the same bits on any number of
-    workers, busy or not)."""
-    return not _machine_busy() and get_num_threads() > 1
+    workers, busy or not), nor with ``RUNETENSOR_BLAS_THREADING=blocks``."""
+    return not _machine_busy() and get_num_threads() > 1 and policy() != "blocks"
 
 
 def _batch(a: np.ndarray, b: np.ndarray) -> int:
