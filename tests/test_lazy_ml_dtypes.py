@@ -147,3 +147,32 @@ def test_the_tables_agree_with_an_eager_load():
     assert nb._COMPUTE[np.dtype(ml_dtypes.uint4)] == np.dtype(np.uint8)
     with pytest.raises(KeyError):
         nb.NP_DTYPE["not a dtype"]
+
+
+def test_a_thread_importing_ml_dtypes_while_another_needs_bfloat16_does_not_hang():
+    """One thread imports ml_dtypes (the finder fills the tables inside that import) while another asks for a
+    bfloat16 tensor (which imports it too): both finish, the tables once filled."""
+    for _ in range(3):
+        out = run_fresh("""
+            import json, threading
+            import runetensor as rt
+            go = threading.Barrier(2)
+            res = {}
+
+            def user():
+                go.wait()
+                import ml_dtypes
+                res["user"] = ml_dtypes.bfloat16.__name__
+
+            def lib():
+                go.wait()
+                res["lib"] = str(rt.zeros(rt.bfloat16, (3,)).dtype)
+
+            ts = [threading.Thread(target=user, daemon=True), threading.Thread(target=lib, daemon=True)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join(60)
+            print(json.dumps({"alive": any(t.is_alive() for t in ts), **res}))
+        """)
+        assert out == {"alive": False, "user": "bfloat16", "lib": "bfloat16"}

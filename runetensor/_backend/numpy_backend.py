@@ -64,7 +64,7 @@ _COMPUTE: dict[np.dtype, np.dtype] = {}
 _LOWP_FLOAT: set[np.dtype] = set()  # bfloat16, float8 (load_lowp)
 _ACCUM: dict[np.dtype, np.dtype] = {np.dtype(np.float16): _F32}
 _mld = None  # the ml_dtypes module, once loaded
-_lowp_lock = threading.RLock()  # re-entered: the import below runs the finder's exec_module, which calls load_lowp
+_lowp_lock = threading.Lock()
 
 
 def load_lowp() -> bool:
@@ -78,17 +78,26 @@ def load_lowp() -> bool:
     >>> load_lowp() and NP_DTYPE[D.bfloat16].name
     'bfloat16'
     """
-    global _mld
     if _mld is not None:
         return True
+    try:
+        # deferred: ml_dtypes takes ~0.5 s to import; loaded at the first low-precision dtype.  (No lock of
+        # ours is held across the import: the finder below fills the tables from inside it, under _lowp_lock,
+        # while the import system holds ml_dtypes's module lock; taking them in the other order too could
+        # deadlock two threads.)
+        import ml_dtypes as m
+    except ImportError:
+        return False
+    _fill_lowp(m)
+    return True
+
+
+def _fill_lowp(m) -> None:
+    """Add the types of the ml_dtypes module ``m`` to the tables (once, under ``_lowp_lock``)."""
+    global _mld
     with _lowp_lock:
         if _mld is not None:
-            return True
-        try:
-            # deferred: ml_dtypes takes ~0.5 s to import; loaded at the first low-precision dtype
-            import ml_dtypes as m
-        except ImportError:
-            return False
+            return
         nds = {D.bfloat16: np.dtype(m.bfloat16), D.float8_e4m3: np.dtype(m.float8_e4m3fn),
                D.float8_e5m2: np.dtype(m.float8_e5m2), D.int4: np.dtype(m.int4), D.uint4: np.dtype(m.uint4)}
         # the tables that tell an array's dtype is a low-precision one are filled first, NP_DTYPE last: another
@@ -105,7 +114,6 @@ def load_lowp() -> bool:
         RT_DTYPE.update({nd: d for d, nd in nds.items()})
         dict.update(NP_DTYPE, nds)
         _mld = m
-    return True
 
 
 class _WhenImported:
@@ -128,7 +136,7 @@ class _WhenImported:
         if run is not None:
             def exec_module(module, _run=run):
                 _run(module)
-                load_lowp()  # ml_dtypes is in sys.modules and initialised: the import statement finds it
+                _fill_lowp(module)
             spec.loader.exec_module = exec_module
         return spec
 
