@@ -83,6 +83,39 @@ def _ranges(lo: int, hi: int, work_per_pos: int) -> tuple[tuple[int, int], ...]:
     return tuple((a, min(hi, a + step)) for a in range(lo, hi, step))
 
 
+@functools.lru_cache(maxsize=256)
+def _sample_ranges(n: int, sflat: int, work_per_pos: int) -> tuple[tuple[int, int], ...]:
+    """The samples cut into groups as :func:`_ranges` cuts the positions (shape-only): a group's outputs
+    are copied out right after they are computed, while they are in cache."""
+    k = len(_ranges(0, n * sflat, work_per_pos))
+    step = -(-n // k)
+    return tuple((a, min(n, a + step)) for a in range(0, n, step))
+
+
+def _conv_crop(w2: np.ndarray, src: np.ndarray, offs: np.ndarray, rows: int, cin: int, geo: tuple, nch: int,
+               starts: tuple[int, ...], sizes: tuple[int, ...], bias: np.ndarray | None, big: bool) -> np.ndarray:
+    """``conv_fwd`` over every sample's block of the frame ``src``, each group of samples' valid outputs
+    (``sizes`` at ``starts`` of the block, ``nch`` of the ``rows`` rows) copied into the ``(N, nch, sizes...)``
+    result (+ ``bias``) right after the group is computed."""
+    sp_pad, sflat, r, _, lr, _ = geo
+    n = r // sflat
+    wide = _empty((rows, r))
+    off, chan, fs, nr, ln = _blocks(n, nch, starts, sizes, sp_pad, r, 0)
+    per = len(off) // n
+    y = _empty((n, nch) + sizes)
+    yflat = y.reshape(-1)
+    groups = _sample_ranges(n, sflat, rows * cin * len(offs))
+    fk, cb = _ck.conv_fwd, _ck.copy_blocks
+
+    def run(i: int) -> None:
+        a, b = groups[i]
+        fk(w2, src, offs, wide, rows, cin, lr, r, a * sflat, b * sflat)
+        cb(wide, off[a * per:b * per], fs, yflat[a * per * nr * ln:], None, 0, nr, ln, bias,
+           None if bias is None else chan[a * per:b * per])
+    parallel_for(run, len(groups), big)
+    return y
+
+
 def _empty(shape: tuple[int, ...]) -> np.ndarray:
     """A float32 buffer, recycled when large (fresh pages cost a fault each on first touch: the
     forward of the 32x32 benchmark convolution spent as long faulting in its buffers as computing)."""
@@ -160,16 +193,6 @@ def _rows(x: np.ndarray, nch: int, starts: tuple[int, ...], geo: tuple, rows: in
     return buf
 
 
-def _crop(yw: np.ndarray, nch: int, n: int, sp_pad: tuple[int, ...], starts: tuple[int, ...],
-          sizes: tuple[int, ...], bias: np.ndarray | None = None) -> np.ndarray:
-    """The ``(N, nch, sizes...)`` valid positions of a ``(rows, N * sflat)`` wide result (+ ``bias`` per
-    channel), in a new array."""
-    off, chan, fs, nr, ln = _blocks(n, nch, starts, sizes, sp_pad, yw.shape[1], 0)
-    y = _empty((n, nch) + sizes)
-    _copy(yw, off, fs, y, None, 0, nr, ln, bias, None if bias is None else chan)
-    return y
-
-
 def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, ks: tuple[int, ...], dl: tuple[int, ...],
             pads: tuple[tuple[int, int], ...], out: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """``conv(x, w) + b`` (float32, stride 1, one group) and the input's flat rows (for the backward)."""
@@ -183,12 +206,8 @@ def forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, ks: tuple[int, .
     c4 = _up4(cout)
     w2 = np.zeros((c4, c * t), np.float32)
     w2[:cout] = w.reshape(cout, c * t)
-    yw = _empty((c4, r))
-    fo = offs + big
-    rg = _ranges(0, r, c4 * c * t)
-    fk = _ck.conv_fwd
-    parallel_for(lambda i: fk(w2, xr, fo, yw, c4, c, lr, r, rg[i][0], rg[i][1]), len(rg), r * c4 * c * t >= _BIG_WORK)
-    y = _crop(yw, cout, n, sp_pad, (0,) * len(sp), out, None if b is None else np.ascontiguousarray(b))
+    y = _conv_crop(w2, xr, offs + big, c4, c, geo, cout, (0,) * len(sp), out,
+                   None if b is None else np.ascontiguousarray(b), r * c4 * c * t >= _BIG_WORK)
     return y, xr
 
 
@@ -219,13 +238,8 @@ def backward(gy: np.ndarray, xr: np.ndarray, w: np.ndarray, xshape: tuple[int, .
         wt = np.zeros((ci4, c4, t), np.float32)
         wt[:c, :cout] = np.moveaxis(w.reshape(cout, c, t), 1, 0)
         wt = wt.reshape(ci4, c4 * t)
-        mo = big - offs
-        gxw = _empty((ci4, r))
-        rg = _ranges(0, r, ci4 * c4 * t)
-        fk = _ck.conv_fwd
-        parallel_for(lambda i: fk(wt, gr, mo, gxw, ci4, c4, lr, r, rg[i][0], rg[i][1]), len(rg),
-                     r * ci4 * c4 * t >= _BIG_WORK)
-        gx = _crop(gxw, c, n, sp_pad, tuple(a for a, _ in pads), sp)
+        gx = _conv_crop(wt, gr, big - offs, ci4, c4, geo, c, tuple(a for a, _ in pads), sp, None,
+                        r * ci4 * c4 * t >= _BIG_WORK)
     if need_b:
         # each channel's cotangent is one contiguous frame row (zeros around the valid positions): a row
         # sum instead of NumPy's slow reduction over the batch and spatial axes of (N, C_out, out...)
