@@ -1046,7 +1046,7 @@ def _jit_compile_w3(ctx):
     import os
     import tempfile
 
-    from runetensor._jit import _fuse
+    from runetensor._backend.fusion import _fuse
     rt = ctx.rt
     n = 1000
     arrays = [_f32(ctx, n) for _ in range(4)]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor._jit import _fuse
+from runetensor._backend.fusion import _fuse
 
 
 def N(t):

@@ -362,8 +362,8 @@ def test_matmul_with_a_chunked_contracted_axis(dtype):
 
 # -- rt.jit over Dask tensors ------------------------------------------------------------------------------------------
 def test_jit_over_dask_tensors_says_what_it_does_once():
-    from runetensor._jit import _fuse
-    _fuse._DASK_NOTED.clear()
+    from runetensor._backend import dask_backend
+    dask_backend._JIT_NOTED.clear()
     f = rt.jit(lambda x: rt.sin(x) * 2.0 + 1.0)
     g = rt.jit(lambda x: x - 1.0)
     x = dt(np.arange(6.0), 3)

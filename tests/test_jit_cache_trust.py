@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor._jit import _cache, _fuse
+from runetensor._backend.fusion import _cache, _fuse
 
 needs_cc = pytest.mark.skipif(not _fuse.compiler_available(), reason="no C compiler")
 needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -295,7 +295,7 @@ SETTINGS_CHILD = textwrap.dedent("""
         import numpy as np
         import runetensor as rt
         import runetensor._jit as J
-        from runetensor._jit import _fuse
+        from runetensor._backend.fusion import _fuse
         x = rt.asarray(np.arange(8.0))
         for c in (2.0, 3.0):
             f = rt.jit(lambda a, c=c: a * c + 1)
@@ -340,7 +340,7 @@ BOUND_CHILD = textwrap.dedent("""
     import gc, os
     import numpy as np
     import runetensor as rt
-    from runetensor._jit import _cache
+    from runetensor._backend.fusion import _cache
     _cache.MEMORY_KERNELS = 3
     folder = os.path.realpath(os.environ["RUNETENSOR_JIT_CACHE"])
 
@@ -422,7 +422,7 @@ UNLOAD_CHILD = textwrap.dedent("""
     import gc, os
     import numpy as np
     import runetensor as rt
-    from runetensor._jit import _cache, _fuse
+    from runetensor._backend.fusion import _cache, _fuse
     _cache.MEMORY_KERNELS = 0  # only programs keep kernels loaded
     folder = os.path.realpath(os.environ["RUNETENSOR_JIT_CACHE"])
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor._jit import _fuse
+from runetensor._backend.fusion import _fuse
 
 from jit_helpers import N, R, close, needs_cc, same
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor._jit import _fuse
+from runetensor._backend.fusion import _fuse
 from runetensor._tensor import Tensor
 
 needs_cc = pytest.mark.skipif(not _fuse.compiler_available(), reason="no C compiler")

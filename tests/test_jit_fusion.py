@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import runetensor as rt
-from runetensor._jit import _fuse
+from runetensor._backend.fusion import _fuse
 
 from jit_helpers import N, R, _kernels, check, needs_cc, same
 

@@ -72,3 +72,39 @@ def test_constants_folded_but_returned_or_written_ones_stay_fresh():
     r2 = jf(rt.asarray(np.array([3.0, 1.0, 2.0])))
     np.testing.assert_array_equal(N(r2[1]), np.zeros(3))
     np.testing.assert_array_equal(N(r2[2]), [1.0, 4.0, 1.0])
+
+
+def test_compiling_is_asked_of_the_backend_through_the_contract(tmp_path, monkeypatch):
+    """The NumPy backend offers fusion (a capability and a Fuser); a backend that does not list the
+    capability, or answers None, gets the same program replayed step by step."""
+    from runetensor._backend.contract import CAPABILITIES, Fuser
+    from runetensor._backend.fusion import _fuse
+    from runetensor._backend.numpy_backend import NumpyBackend
+    from runetensor._tensor import wrap
+    monkeypatch.setenv("RUNETENSOR_JIT_CACHE", str(tmp_path / "cache"))
+    nb = rt.get_backend("numpy")
+    assert "fusion" in nb.capabilities and isinstance(nb.fusion(), Fuser)
+
+    class NotListed(NumpyBackend):  # a fuser, but the capability is not listed
+        name = "numpy-fusion-not-listed"
+        capabilities = CAPABILITIES - {"fusion"}
+
+    class NoFuser(NumpyBackend):   # the capability listed, but no fuser
+        name = "numpy-no-fuser"
+
+        def fusion(self):
+            return None
+
+    xs = np.linspace(-2.0, 2.0, 64).astype(np.float32)
+    want = np.sin(xs) * np.float32(2.0) + xs
+
+    def f(a):
+        return rt.sin(a) * 2.0 + a
+    for be, fused in ((nb, _fuse.compiler_available()), (NotListed(), False), (NoFuser(), False)):
+        jf = rt.jit(f)
+        for _ in range(3):
+            r = jf(wrap(xs.copy(), rt.float32, be))
+            assert r.backend is be
+            np.testing.assert_allclose(N(r), want, rtol=1e-6)
+        assert ("fused" in _steps(jf)) == fused, (be.name, _steps(jf))
+        assert (rt.jit_stats(jf)["compiles"] == 1) == fused

@@ -1,7 +1,7 @@
 /*
  * Optional helper of rt.jit (runetensor._backend._jitcall): calls a compiled kernel on arrays.
  *
- * The kernels rt.jit compiles (runetensor/_jit/_fuse.py) each come with an entry point
+ * The kernels rt.jit compiles (runetensor/_backend/fusion/_fuse.py) each come with an entry point
  * `kernel_v(const int64_t *A)` reading its arguments (loop sizes, strides, data pointers) from one
  * vector.  `call` copies a prepared vector, writes the data pointer (plus a byte offset) of each
  * operand at its position, and runs the kernel with the GIL released.  Through ctypes the same call

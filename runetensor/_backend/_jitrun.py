@@ -1,4 +1,4 @@
-"""Calling the C kernels that ``rt.jit`` compiles (``runetensor._jit._fuse``) on NumPy arrays.
+"""Calling the C kernels that ``rt.jit`` compiles (``runetensor._backend.fusion``) on NumPy arrays.
 
 A kernel is ``kernel(n0, n1, x0p, x0a[, x0b], ..., y0p, ...[, red])``: a 2-d loop over the group's
 shape collapsed to ``(n0, n1)`` (for a reduction: kept rows by reduced elements).  Input ``j`` is

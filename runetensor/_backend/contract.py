@@ -172,8 +172,10 @@ FFT_OPS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 #: ``buffer``         ``from_buffer``: a handle viewing a foreign byte buffer (``rt.io`` readers, pickling)
 #: ``dlpack``         ``dlpack``, ``dlpack_device``, ``from_dlpack`` (``__dlpack__``, ``rt.from_dlpack``)
 #: ``inplace_views``  writes (``assign``, ``scatter``, ``out=``) through a view reach its base
+#: ``fusion``         ``Backend.fusion()`` gives a :class:`Fuser`: ``rt.jit`` compiles its programs' elementwise
+#:                    chains into kernels and reuses donated buffers (without it, programs replay step by step)
 #: =================  ==================================================================================
-CAPABILITIES = frozenset({"strides", "as_strided", "buffer", "dlpack", "inplace_views"})
+CAPABILITIES = frozenset({"strides", "as_strided", "buffer", "dlpack", "inplace_views", "fusion"})
 
 #: the primitives each capability gates (the contract suite skips their checks when it is missing)
 CAPABILITY_PRIMITIVES = {
@@ -182,6 +184,7 @@ CAPABILITY_PRIMITIVES = {
     "buffer": ("from_buffer",),
     "dlpack": ("dlpack", "dlpack_device", "from_dlpack"),
     "inplace_views": (),
+    "fusion": (),
 }
 
 
@@ -209,6 +212,40 @@ class NumericalFailure(ArithmeticError):
     into :class:`runetensor.LinAlgError` naming the operation."""
 
 
+class Fuser(ABC):
+    """What a backend with the ``"fusion"`` capability offers ``rt.jit`` (:meth:`Backend.fusion`):
+    compiled kernels for the programs it traces over this backend, and reuse of donated buffers.
+
+    A program (``runetensor._jit._program.Program``) gives ``steps`` (``runetensor._jit._backend.Step``:
+    ``name``, ``fn``, ``ins`` of ``Slot``/``Const``, ``outs``, ``params``, ``aval``), ``avals`` (per slot:
+    shape, dtype, C-contiguous, strides, or None), ``out_slots`` and ``P`` (this backend).  Every step
+    a fuser makes computes what the steps it replaces computed (docs/jit.md: bit for bit, or within the
+    documented bounds) and falls back to them for operands of an unexpected layout.
+    """
+
+    @abstractmethod
+    def fuse(self, program: Any) -> int:
+        """Replace groups of ``program.steps`` by compiled steps (named ``"fused"``); the number of
+        kernels made (0: the steps are left as they were)."""
+
+    @abstractmethod
+    def recycle(self, program: Any) -> int:
+        """Let steps of ``program`` write their results into buffers they keep between calls (reused
+        once nothing refers to them); the number of steps changed."""
+
+    @abstractmethod
+    def fused_donation(self, step: Any, slot: int, avals: list, alias: set, out_slots: Any,
+                       taken: set) -> tuple | None:
+        """For a ``"fused"`` step this fuser made, ``(result index, kernel or None)`` when its result may
+        be written into the buffer of donated input ``slot`` (``alias``: the slots that are ``slot`` or
+        views of it; ``taken``: outputs already given to another input), else None."""
+
+    @abstractmethod
+    def can_donate(self, h: Handle, others: list, consts: list) -> bool:
+        """Whether handle ``h`` may receive a result in place at this call: nothing else (``others``:
+        the other arguments; ``consts``: the program's captured handles) shares its memory."""
+
+
 class Backend(ABC):
     """Base class of backends: every method below is a primitive of the contract."""
 
@@ -220,8 +257,9 @@ class Backend(ABC):
     #: whose primitives take the lower levels' handles as constants.
     level: int = 0
     #: the capabilities (``CAPABILITIES``) this backend supports; the frontend checks them with
-    #: :meth:`require` before calling the primitives that need them
-    capabilities: frozenset = CAPABILITIES
+    #: :meth:`require` before calling the primitives that need them (``"fusion"``: a backend that has it
+    #: lists it and overrides :meth:`fusion`)
+    capabilities: frozenset = CAPABILITIES - {"fusion"}
 
     def require(self, capability: str, fname: str) -> None:
         """Raise ``TypeError`` naming ``fname`` and this backend if it lacks ``capability``.
@@ -233,6 +271,17 @@ class Backend(ABC):
             raise TypeError(f"{fname}: the {self.name} backend does not support this (it has no {capability!r} "
                             f"capability; its tensors are not strided memory buffers); convert the tensor first "
                             f"with t.to_backend('numpy')")
+
+    def fusion(self) -> Fuser | None:
+        """The :class:`Fuser` that compiles ``rt.jit`` programs over this backend, or None (the
+        programs replay their steps one by one).  Not a primitive: ``rt.jit`` asks a backend with the
+        ``"fusion"`` capability once per traced program.  Not abstract: the default is None.
+
+        >>> import runetensor as rt
+        >>> rt.get_backend("numpy").fusion() is not None
+        True
+        """
+        return None
 
     # -- introspection -------------------------------------------------
     @abstractmethod
@@ -585,8 +634,9 @@ class Backend(ABC):
 
 def primitive_names() -> list[str]:
     """The names of the contract's primitives, in declaration order (the abstract ones and those
-    with a default a backend may replace, such as ``random_uniform``)."""
-    return [n for n, v in Backend.__dict__.items() if callable(v) and not n.startswith("_")]
+    with a default a backend may replace, such as ``random_uniform``; not ``fusion``, a service the
+    backend offers ``rt.jit``)."""
+    return [n for n, v in Backend.__dict__.items() if callable(v) and not n.startswith("_") and n != "fusion"]
 
 
 class Signature:

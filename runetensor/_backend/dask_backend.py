@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import uuid
+import warnings
 from contextlib import contextmanager
 from typing import Any
 
@@ -491,6 +493,10 @@ def _fft_chunk(x, op, s, axes, norm):
 
 
 # ---------------------------------------------------------------------------------------------
+#: ``DaskBackend.fusion`` has said, once, that ``rt.jit`` compiles nothing for Dask tensors
+_JIT_NOTED: list = []
+
+
 class DaskBackend(Backend):
     """The Dask backend (level 0).  See the module doc and docs/dask.md."""
 
@@ -501,6 +507,20 @@ class DaskBackend(Backend):
 
     def __init__(self) -> None:
         self._cfg = _Config()
+
+    def fusion(self) -> None:
+        """None: ``rt.jit`` replays its programs on the Dask backend (each call builds the lazy graph the
+        eager calls would) and compiles no kernels; the first time it asks, this says so once per
+        process (a ``RuntimeWarning`` pointing at the caller's line: docs/jit.md, "Dask")."""
+        if not _JIT_NOTED:
+            _JIT_NOTED.append(True)
+            f, level = sys._getframe(1), 2  # the warning points at the caller's line, outside runetensor
+            while f is not None and f.f_globals.get("__name__", "").startswith("runetensor"):
+                f, level = f.f_back, level + 1
+            warnings.warn("rt.jit over Dask tensors: the traced program is replayed on the Dask backend (it builds "
+                          "the same lazy graph as the eager calls, after one trace per signature); no kernels are "
+                          "compiled for Dask tensors (docs/jit.md, 'Dask')", RuntimeWarning, stacklevel=level)
+        return None
 
     def __reduce__(self):  # backends pickle to the registered object (tensors travel to workers and back)
         return (_registered, (self.name,))

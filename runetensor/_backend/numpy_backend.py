@@ -20,7 +20,7 @@ from numpy.lib.array_utils import byte_bounds
 from .. import _dtypes as D
 from .._dtypes import DType
 from .._validate import named_memory_error
-from .contract import Backend, NumericalFailure
+from .contract import CAPABILITIES, Backend, Fuser, NumericalFailure
 from . import _fast  # fast paths (buffer reuse, threads, blocked copies); same results
 from . import _blas  # how many threads a matrix product gets
 
@@ -557,6 +557,14 @@ class NumpyBackend(Backend):
     """The default backend.  See :mod:`runetensor._backend.contract` for each primitive."""
 
     name = "numpy"
+    #: every capability, ``"fusion"`` included
+    capabilities = CAPABILITIES
+
+    def fusion(self) -> Fuser:
+        """The fuser of ``rt.jit`` programs over NumPy tensors: C loops compiled at run time
+        (``runetensor._backend.fusion``, docs/jit.md "What compiles")."""
+        from .fusion import fuser  # loaded on first use: the C code generator and the kernel cache
+        return fuser
 
     # -- introspection -------------------------------------------------
     def dtype(self, h):

@@ -2,7 +2,8 @@
 
 * :mod:`._backend`: the tracer backend (``JitBackend``) whose handles are program slots;
 * :mod:`._program`: the recorded program, dead-code elimination and replay;
-* :mod:`._fuse`: the compiled fast path (fused elementwise loops in C, cached on disk).
+* the compiled fast path (fused elementwise loops in C, cached on disk) is the parent backend's,
+  asked for through the contract (``Backend.fusion``: the NumPy backend's ``runetensor._backend.fusion``).
 
 See ``docs/jit.md`` for the semantics.
 """
@@ -15,14 +16,15 @@ import logging
 import os
 import threading
 import warnings
+from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 from .. import _debug
 from .._autodiff._pytree import tree_flatten, tree_unflatten
-from .._autodiff._trace import state
+from .._backend import _active
+from .._settings import env_setting, positive_int
 from .._tensor import Tensor, wrap
-from ._backend import JitBackend
-from ._cache import env_setting, positive_int
+from ._backend import Const, JitBackend, Output
 from ._capture import lifting
 from ._program import Program
 
@@ -64,6 +66,34 @@ def _hashable(v: Any) -> bool:
     return True
 
 
+class TensorLeaf(tuple):
+    """The signature of a tensor leaf: ``(backend name, shape, dtype, layout)``, layout None when
+    C-contiguous, else ``(strides, offset, buffer size)`` (or ``"strided"``).  A tuple, so that a
+    signature key hashes and compares in C; never equal to a :class:`ValueLeaf` (another length).
+
+    >>> TensorLeaf(("numpy", (3,), None, None)).shape
+    (3,)
+    """
+
+    __slots__ = ()
+    backend = property(itemgetter(0))
+    shape = property(itemgetter(1))
+    dtype = property(itemgetter(2))
+    layout = property(itemgetter(3))
+
+
+class ValueLeaf(tuple):
+    """The signature of any other leaf: ``(type, value)`` (static by value).
+
+    >>> ValueLeaf((int, 3)).value
+    3
+    """
+
+    __slots__ = ()
+    pytype = property(itemgetter(0))
+    value = property(itemgetter(1))
+
+
 def _leaf_desc(x: Any, be: Any) -> Any:
     """What of a leaf the program depends on: a tensor's backend, shape, dtype and layout; any
     other leaf's value."""
@@ -74,14 +104,14 @@ def _leaf_desc(x: Any, be: Any) -> Any:
             lay: Any = None
         else:
             lay = (b.strides(h), b.offset(h), b.buffer_size(h)) if "strides" in b.capabilities else "strided"
-        return ("T", b.name, h.shape, x._dtype, lay)
-    return ("V", type(x), x)
+        return TensorLeaf((b.name, h.shape, x._dtype, lay))
+    return ValueLeaf((type(x), x))
 
 
 def _describe_leaf(d: Any) -> str:
-    if d[0] == "T":
-        return f"tensor of shape {d[2]}, dtype {d[3]}"
-    return f"Python {d[1].__name__} {d[2]!r}"
+    if type(d) is TensorLeaf:
+        return f"tensor of shape {d.shape}, dtype {d.dtype}"
+    return f"Python {d.pytype.__name__} {d.value!r}"
 
 
 def _diff(old: tuple, new: tuple) -> str:
@@ -117,19 +147,19 @@ def _diff(old: tuple, new: tuple) -> str:
         for i, (a, b) in enumerate(zip(o[2], n[2])):
             if a != b:
                 lab = label(name, paths[i])
-                if a[0] == "T" and b[0] == "T":
+                if type(a) is TensorLeaf and type(b) is TensorLeaf:
                     what = []
-                    if a[2] != b[2]:
-                        what.append(f"shape {a[2]} -> {b[2]}")
-                    if a[3] is not b[3]:
-                        what.append(f"dtype {a[3]} -> {b[3]}")
-                    if a[4] != b[4]:
+                    if a.shape != b.shape:
+                        what.append(f"shape {a.shape} -> {b.shape}")
+                    if a.dtype is not b.dtype:
+                        what.append(f"dtype {a.dtype} -> {b.dtype}")
+                    if a.layout != b.layout:
                         what.append("memory layout")
-                    if a[1] != b[1]:
-                        what.append(f"backend {a[1]} -> {b[1]}")
+                    if a.backend != b.backend:
+                        what.append(f"backend {a.backend} -> {b.backend}")
                     return f"{lab}: {', '.join(what)}"
-                if a[0] == "V" and b[0] == "V" and a[1] is b[1]:
-                    return f"{lab}: Python {a[1].__name__} {a[2]!r} -> {b[2]!r}"
+                if type(a) is ValueLeaf and type(b) is ValueLeaf and a.pytype is b.pytype:
+                    return f"{lab}: Python {a.pytype.__name__} {a.value!r} -> {b.value!r}"
                 return f"{lab}: {_describe_leaf(a)} -> {_describe_leaf(b)}"
     return "the signature changed"
 
@@ -193,7 +223,7 @@ class _Jitted:
     def _fast_key(self, args: tuple) -> Any:
         """The fast path's key (the backend, shape, dtype of each argument), or None when a call
         needs the full signature (not all arguments plain C-contiguous level-0 tensors)."""
-        if state.stack or not args:
+        if _active.stack or not args:
             return None
         if _ckey is not None:
             fk0 = _ckey(args)  # the same key; NotImplemented: another backend, layout or type
@@ -225,7 +255,7 @@ class _Jitted:
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, tree = tree_flatten((dyn_args, dyn_kw))
         # where to run: a transformation (or a jit) running now, or a traced argument: inline
-        top = state.stack[-1] if state.stack else None
+        top = _active.stack[-1] if _active.stack else None
         ts = []
         for x in leaves:
             if isinstance(x, Tensor):
@@ -254,7 +284,7 @@ class _Jitted:
         descs = []
         for x in leaves:
             d = _leaf_desc(x, top)
-            if d[0] == "V" and not _hashable(x):
+            if type(d) is ValueLeaf and not _hashable(x):
                 raise TypeError(f"jit({self.name}): argument leaf of type {type(x).__name__} is neither a tensor "
                                 f"nor hashable; convert it to a tensor or pass it through static_argnums")
             descs.append(d)
@@ -357,25 +387,25 @@ class _Jitted:
         kw = dict(dyn_kw)
         for k in static_kw:
             kw[k] = kwargs[k]
-        state.stack.append(B)
+        _active.stack.append(B)
         try:
             with lifting():  # operations on captured tensors become steps too (read at call time)
                 out = self.f(*full_args, **kw)
         finally:
-            state.stack.pop()
+            _active.stack.pop()
         out_leaves, out_tree = tree_flatten(out)
         outs = []
         first = []
         for o in out_leaves:
             if isinstance(o, Tensor) and o._backend is B:
                 v = o._data
-                outs.append(("s", v.slot, o._dtype))
+                outs.append(Output(v.slot, o._dtype))
                 first.append(wrap(v.val, o._dtype, P))
             elif isinstance(o, Tensor) and o._backend.level > P.level:
                 raise ValueError(f"jit({self.name}): an output belongs to a transformation running inside the "
                                  f"function ({o._backend.name}); it leaked out of it")
             else:
-                outs.append(("c", o, None))
+                outs.append(Const(o))
                 first.append(o)
         prog = Program(P, B, len(ts), outs, out_tree)
         if prog.compile():

@@ -9,7 +9,8 @@ its buffers out the same way.  The witness is never shown to Python: every value
 (``to_list``, ``to_host``, ``value_range``...) raises :class:`TracedValueError`, a ``TypeError``.
 
 Steps are ``(fn, ins, outs)``: ``fn`` is the parent backend's primitive with its parameters
-bound, ``ins`` the slots (or constants) of its operands, ``outs`` the slots of its results.
+bound, ``ins`` its operands (:class:`Slot` or :class:`Const`), ``outs`` the slots of its results
+(a Python value a primitive returns beside its handles is a :class:`PyValue`).
 Writes (``assign``, ``scatter``, ``out=``) are steps too, kept in order: a replay creates fresh
 buffers for everything the function creates, so writing into them again is what eager code does.
 """
@@ -53,6 +54,92 @@ class Var:
         return f"Var(%{self.slot}, shape={self.shape})"
 
 
+class Slot:
+    """A step operand read from program slot ``index`` (an input, or an earlier step's result).
+
+    Equal to another ``Slot`` of the same index (usable as a key).
+
+    >>> Slot(3), Slot(3) == Slot(3)
+    (%3, True)
+    """
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Slot and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash(self.index)
+
+    def __repr__(self) -> str:
+        return f"%{self.index}"
+
+
+class Const:
+    """A step operand fixed in the program: a Python scalar, a value folded when the program was
+    built, or the handle of a captured tensor (read at every call: its contents may change).
+
+    Equal to another ``Const`` holding the very same object (usable as a key).
+
+    >>> c = Const(2.0)
+    >>> c == Const(c.value), c == Const(2.5)
+    (True, False)
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Const and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __repr__(self) -> str:
+        return "const"
+
+
+class PyValue:
+    """A Python value (not a handle) a multi-result primitive returned beside its handles: a
+    program step fills no slot for it.
+
+    >>> PyValue(3)
+    PyValue(3)
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"PyValue({self.value!r})"
+
+
+class Output:
+    """A program output read from slot ``index``, returned as a tensor of ``dtype`` (an output
+    that is not a traced value, such as a Python number or a captured tensor returned as it is,
+    is a :class:`Const`).
+
+    >>> Output(2, None)
+    Output(%2)
+    """
+
+    __slots__ = ("index", "dtype")
+
+    def __init__(self, index: int, dtype: Any):
+        self.index = index
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"Output(%{self.index})"
+
+
 class Step:
     """One primitive call of a program."""
 
@@ -61,14 +148,13 @@ class Step:
     def __init__(self, name: str, fn: Callable, ins: tuple, outs: Any, params: dict):
         self.name = name
         self.fn = fn
-        self.ins = ins      # per operand: ("s", slot) | ("c", constant)
-        self.outs = outs    # None | slot | tuple of (slot | None | ("v", python value))
+        self.ins = ins      # per operand: Slot | Const
+        self.outs = outs    # None | slot | tuple of (slot | None | PyValue)
         self.params = params
         self.aval: Any = None  # (shape, dtype, C-contiguous, element strides) of a single handle result
 
     def __repr__(self) -> str:
-        ins = ", ".join(f"%{v}" if k == "s" else "const" for k, v in self.ins)
-        return f"{self.outs} = {self.name}({ins})"
+        return f"{self.outs} = {self.name}({', '.join(map(repr, self.ins))})"
 
 
 def _read_error(what: str, B: "JitBackend", h: Any = None) -> TracedValueError:
@@ -110,10 +196,10 @@ class JitBackend(Backend):
     def input(self, val: Any) -> Var:
         return self._new(val)
 
-    def _spec(self, h: Any) -> tuple:
+    def _spec(self, h: Any) -> Slot | Const:
         if type(h) is Var and h.trace is self:
-            return ("s", h.slot)
-        return ("c", h)
+            return Slot(h.slot)
+        return Const(h)
 
     def _val(self, h: Any) -> Any:
         return h.val if type(h) is Var and h.trace is self else h
@@ -135,7 +221,7 @@ class JitBackend(Backend):
                     slots.append(v.slot)
                 else:
                     vs.append(r)
-                    slots.append(("v", r))
+                    slots.append(PyValue(r))
             outs = tuple(slots)
             out = tuple(vs)
         else:
@@ -471,4 +557,4 @@ def _fill(key: tuple, hs: tuple) -> tuple:
     return tuple(hs[k.i] if type(k) is _KeyRef else k for k in key)
 
 
-__all__ = ["JitBackend", "Var", "Step", "WRITES", "EFFECTS", "TracedValueError"]
+__all__ = ["JitBackend", "Var", "Step", "Slot", "Const", "PyValue", "Output", "WRITES", "EFFECTS", "TracedValueError"]

@@ -9,7 +9,7 @@ While a trace runs in a thread, :func:`lifting` makes every tensor of the trace'
 read, in that thread, as a tensor of the trace (``Tensor._backend`` is the trace's backend; the
 handle is unchanged): this is how mixed operands are already lifted (``_tensor.on_common``), and
 the trace records the operation as a step whose operand is the captured handle, read on every call
-(``JitBackend._spec``: a ``("c", handle)`` operand).  Other threads and the code outside traces see
+(``JitBackend._spec``: a ``Const(handle)`` operand).  Other threads and the code outside traces see
 the plain slot: the hook is installed only while some thread traces (a counter under a lock)."""
 from __future__ import annotations
 

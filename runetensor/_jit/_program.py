@@ -16,7 +16,7 @@ from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
 from .._tensor import Tensor, wrap
-from ._backend import EFFECTS, WRITES, JitBackend, Step, fresh as _fresh
+from ._backend import EFFECTS, WRITES, Const, JitBackend, Output, Slot, Step, fresh as _fresh
 
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
 _OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})
@@ -37,36 +37,38 @@ _FOLDABLE = frozenset({"full", "arange", "cast", "where", "expand", "reshape", "
 FOLD_MAX = 1 << 16
 
 
-def _fold_constants(steps: list[Step], outs: list, avals: list) -> list[Step]:
+def _fold_constants(steps: list[Step], out_slots: frozenset, avals: list) -> list[Step]:
     """Constant folding: the steps of ``_FOLDABLE`` (and elementwise ops) whose operands are all
     constants the function made (Python scalars, fills, aranges, and what is folded from them) run
     now; their readers get the value as a constant.  A captured tensor (an array constant) is never
     folded over: its contents may change between calls.  A value that a write reaches or that is
     returned (through views included) is left alone: each call must get a fresh buffer."""
     base = _bases(steps)
-    tainted = {base.get(v, v) for k, v, _ in outs if k == "s"}
+    tainted = {base.get(v, v) for v in out_slots}
     for s in steps:
         if s.name in WRITES and s.name not in EFFECTS:
-            k, v = s.ins[-1] if s.name == "out" else s.ins[0]
-            if k == "s":
-                tainted.add(base.get(v, v))
+            dst = s.ins[-1] if s.name == "out" else s.ins[0]
+            if type(dst) is Slot:
+                tainted.add(base.get(dst.index, dst.index))
     val: dict = {}
     res = []
     for s in steps:
-        ins = tuple(("c", val[v]) if k == "s" and v in val else (k, v) for k, v in s.ins)
+        changed = any(type(x) is Slot and x.index in val for x in s.ins)
+        ins = tuple(Const(val[x.index]) if type(x) is Slot and x.index in val else x for x in s.ins) if changed \
+            else s.ins
         o = s.outs
         # operands: Python scalars or values folded here; an array constant is a captured tensor,
         # whose contents each call reads (what is computed from it is a step of every call)
-        if (type(o) is int and all(k == "s" or not hasattr(v, "shape") for k, v in s.ins)
-                and all(k == "c" for k, _ in ins) and base.get(o, o) not in tainted
+        if (type(o) is int and all(type(x) is Slot or not hasattr(x.value, "shape") for x in s.ins)
+                and all(type(x) is Const for x in ins) and base.get(o, o) not in tainted
                 and (s.name in _FOLDABLE or s.params.get("kind") in ("unary", "binary"))
                 and s.aval is not None and math.prod(s.aval[0]) * s.aval[1].itemsize <= FOLD_MAX):
             try:
-                val[o] = s.fn(*[v for _, v in ins])
+                val[o] = s.fn(*[x.value for x in ins])
                 continue
             except Exception:  # left to run (and raise) at run time, as eager would
                 pass
-        if ins != s.ins:
+        if changed:
             t = Step(s.name, s.fn, ins, s.outs, s.params)
             t.aval = s.aval
             s = t
@@ -86,17 +88,17 @@ def _bases(steps: list[Step]) -> dict:
     base: dict = {}
     for s in steps:
         if s.name == "out":
-            k, v = s.ins[-1]
-            src = v if k == "s" else CAPTURED
+            dst = s.ins[-1]
+            src = dst.index if type(dst) is Slot else CAPTURED
         elif _fresh(s):
             src = None
         else:
             src = CAPTURED
-            for k, v in s.ins:
-                if k == "s":
-                    src = v
+            for x in s.ins:
+                if type(x) is Slot:
+                    src = x.index
                     break
-                if hasattr(v, "shape"):  # a view of a captured tensor
+                if hasattr(x.value, "shape"):  # a view of a captured tensor
                     break
         for o in _out_slots(s):
             base[o] = o if src is None else base.get(src, src)
@@ -117,8 +119,9 @@ def _prune(steps: list[Step], live: set, n_in: int) -> list[Step]:
             if s.name in EFFECTS:  # run-time guards and callbacks
                 needed = True
             else:
-                k, v = s.ins[-1] if s.name == "out" else s.ins[0]
-                needed = k != "s" or base.get(v, v) < n_in or base.get(v, v) in live_bases
+                dst = s.ins[-1] if s.name == "out" else s.ins[0]
+                needed = type(dst) is not Slot or base.get(dst.index, dst.index) < n_in \
+                    or base.get(dst.index, dst.index) in live_bases
                 if s.name == "out" and type(outs) is int:
                     needed = needed or outs in live
         elif outs is None:
@@ -129,10 +132,10 @@ def _prune(steps: list[Step], live: set, n_in: int) -> list[Step]:
             needed = outs in live
         if needed:
             kept.append(s)
-            for k, v in s.ins:
-                if k == "s":
-                    live.add(v)
-                    live_bases.add(base.get(v, v))
+            for x in s.ins:
+                if type(x) is Slot:
+                    live.add(x.index)
+                    live_bases.add(base.get(x.index, x.index))
     kept.reverse()
     return kept
 
@@ -142,20 +145,26 @@ class Program:
 
     def __init__(self, P: Any, B: JitBackend, n_in: int, outs: list, out_tree: Any):
         self.P = P
+        # compiled kernels and buffer reuse: what the parent backend offers (``Backend.fusion``, used when it
+        # lists the "fusion" capability; asked in any case: the Dask backend says once that it compiles
+        # nothing); without it the program replays its steps
+        fz = P.fusion()
+        self.fuser = fz if fz is not None and "fusion" in P.capabilities else None
         self.n_in = n_in
         self.nslots = B.nslots
         self.avals = B.avals
-        self.outs = outs
+        self.outs = outs              # per output leaf: Output (a slot) | Const (returned as it is)
+        self.out_slots = frozenset(o.index for o in outs if type(o) is Output)
         self.out_tree = out_tree
         # the captured tensors: what any traced step touched (dead steps included) and the tensors
         # returned as they are; a donated argument sharing memory with one of them is not reused
-        cap = {id(v): v for s in B.steps for k, v in s.ins if k == "c" and hasattr(v, "shape")}
-        cap.update((id(o._data), o._data) for k, o, _ in outs if k == "c" and isinstance(o, Tensor))
+        cap = {id(x.value): x.value for s in B.steps for x in s.ins if type(x) is Const and hasattr(x.value, "shape")}
+        cap.update((id(o.value._data), o.value._data) for o in outs if type(o) is Const and isinstance(o.value, Tensor))
         self.captured = list(cap.values())
-        self.steps = _prune(B.steps, {s for k, s, _ in outs if k == "s"}, n_in)
+        self.steps = _prune(B.steps, set(self.out_slots), n_in)
         self.kernels = 0
         marker = object()
-        self.single = len(outs) == 1 and outs[0][0] == "s" and tree_unflatten(out_tree, [marker]) is marker
+        self.single = len(outs) == 1 and type(outs[0]) is Output and tree_unflatten(out_tree, [marker]) is marker
         self.donate: tuple = ()      # donated input slots (set by rt.jit)
         self.donations: list = []    # (input slot, plan index) where the result goes into the input's buffer
         self.consts: list = []       # captured tensors when donations are planned: never donated over
@@ -164,19 +173,28 @@ class Program:
     def _plan(self) -> None:
         """The flat list the replay walks: ``(fn, operand getter, arity kind, result slots)``.  The
         constants get slots of their own after the program's (``env0``), so that every step reads its
-        operands with one ``itemgetter`` call."""
+        operands with one ``itemgetter`` call; ``out_plan``: per output ``(slot, dtype)``, the value
+        wrapped as a tensor of ``dtype``, or returned as it is when ``dtype`` is None (a constant)."""
         plan = []
         consts: list = []
         for s in self.steps:
             idx = []
-            for k, v in s.ins:
-                if k == "s":
-                    idx.append(v)
+            for x in s.ins:
+                if type(x) is Slot:
+                    idx.append(x.index)
                 else:
                     idx.append(self.nslots + len(consts))
-                    consts.append(v)
+                    consts.append(x.value)
             kind = 2 if len(idx) > 1 else len(idx)
             plan.append((s.fn, itemgetter(*idx) if idx else None, kind, s.outs))
+        out_plan = []
+        for o in self.outs:
+            if type(o) is Output:
+                out_plan.append((o.index, o.dtype))
+            else:
+                out_plan.append((self.nslots + len(consts), None))
+                consts.append(o.value)
+        self.out_plan = out_plan
         self.env0 = [None] * self.nslots + consts
         self.plan = plan
         self.plan_donations()
@@ -188,9 +206,10 @@ class Program:
         input's shape and dtype (C-contiguous), placed at or after the last step reading the input or
         any view of it, when no output is the input or a view of it."""
         self.donations = []
-        if not self.donate or getattr(self.P, "name", None) != "numpy":
+        fz = self.fuser
+        if not self.donate or fz is None:
             return
-        out_slots = {v for k, v, _ in self.outs if k == "s"}
+        out_slots = self.out_slots
         taken: set = set()
         for d in self.donate:
             av = self.avals[d]
@@ -199,7 +218,7 @@ class Program:
             alias = {d}
             last = -1
             for i, s in enumerate(self.steps):
-                if any(k == "s" and v in alias for k, v in s.ins):
+                if any(type(x) is Slot and x.index in alias for x in s.ins):
                     last = i
                     if not _fresh(s):
                         alias.update(_out_slots(s))
@@ -208,8 +227,8 @@ class Program:
             for i in range(len(self.steps) - 1, max(last, 0) - 1, -1):
                 s = self.steps[i]
                 o = s.outs
-                if s.name == "fused" and s.params.get("em") is not None:
-                    dn = self._fused_donation(s, d, av, alias, out_slots, taken)
+                if s.name == "fused":
+                    dn = fz.fused_donation(s, d, self.avals, alias, out_slots, taken)
                     if dn is not None:
                         taken.add(s.outs[dn[0]])
                         self.donations.append((d, i, *dn))
@@ -225,46 +244,26 @@ class Program:
         if self.donations:
             self.consts = self.captured
 
-    def _fused_donation(self, s: Step, d: int, av: tuple, alias: set, out_slots: set, taken: set) -> tuple | None:
-        """``(result index, kernel)`` for a compiled step that may write a result into donated input
-        ``d``: an elementwise result that is a program output of ``d``'s shape, dtype and layout (the
-        loop's own shape), where the step reads ``d`` (if at all) only as itself at unit stride, i.e.
-        at the element it writes, and no view of it.  Reading it needs the kernel compiled without
-        ``restrict`` (``kernel`` then; None: this step's own)."""
-        src, _, _, pats, outs, _ = s.params["em"]
-        if tuple(s.params.get("gshape") or ()) != tuple(av[0]) or s.params.get("rinfo") is not None:
-            return None
-        reads = [k for k, (kk, v) in enumerate(s.ins) if kk == "s" and v in alias]
-        if len(reads) > 1 or (reads and (s.ins[reads[0]][1] != d or pats[reads[0]] != "1")):
-            return None
-        for j, o in enumerate(outs):
-            if o in out_slots and o not in taken and self.avals[o] == av:
-                if not reads:
-                    return j, None
-                from ._fuse import load_in_place
-                k2 = load_in_place(src)
-                return None if k2 is None else (j, k2)
-        return None
-
     def compile(self) -> bool:
-        """Replace chains of elementwise steps by compiled kernels where possible; whether any was."""
-        from ._fuse import fuse_program, recycle_outputs
+        """Fold constants, then replace chains of elementwise steps by compiled kernels where the parent
+        backend offers them (``self.fuser``); whether any kernel was made."""
+        fz = self.fuser
         before = len(self.steps)
-        live = {v for k, v, _ in self.outs if k == "s"}
+        live = self.out_slots
         # constants first (whole constant subgraphs go), then fusion; what either left unused (folded
         # operands, expands a kernel reads through) is pruned
-        self.steps = _prune(_fold_constants(self.steps, self.outs, self.avals), set(live), self.n_in)
-        n = fuse_program(self)
+        self.steps = _prune(_fold_constants(self.steps, live, self.avals), set(live), self.n_in)
+        n = fz.fuse(self) if fz is not None else 0
         self.steps = _prune(self.steps, set(live), self.n_in)
         changed = len(self.steps) != before
-        if recycle_outputs(self) or n or changed:
+        if (fz is not None and fz.recycle(self)) or n or changed:
             self.kernels = n
             self._plan()
         return n > 0
 
     def _donated(self, inputs: list) -> dict:
         """Plan index -> the donated buffer its result goes into, for the donations safe this call."""
-        from .._backend._jitrun import can_donate
+        can_donate = self.fuser.can_donate
         res = {}
         for d, i, oj, k2 in self.donations:
             h = inputs[d]
@@ -307,9 +306,9 @@ class Program:
                         env[o] = x
         P = self.P
         if self.single:
-            _, v, d = self.outs[0]
+            v, d = self.out_plan[0]
             return wrap(env[v], d, P)
-        res = [wrap(env[v], d, P) if k == "s" else v for k, v, d in self.outs]
+        res = [wrap(env[v], d, P) if d is not None else env[v] for v, d in self.out_plan]
         return tree_unflatten(self.out_tree, res)
 
     def __repr__(self) -> str:

@@ -7,6 +7,10 @@ float32 transcendentals evaluated in double by the C library), with a sum/max/mi
 trailing axes at the end of a chain.  Correctly rounded operations give eager's bits; the
 transcendentals' ulp bound vs eager and the reduction order are documented and tested.
 
+The NumPy backend offers this to ``rt.jit`` through the contract (``Backend.fusion``: the ``Fuser``
+of :mod:`runetensor._backend.fusion`); it reads the jit's program steps (``runetensor._jit._backend``:
+``Step``, whose operands are ``Slot``/``Const``) and calls kernels through ``.._jitrun``.
+
 The C source is compiled with the system compiler (``$CC`` or ``cc``) into a shared library
 named by the source's hash, in ``$RUNETENSOR_JIT_CACHE`` (default: ``$XDG_CACHE_HOME`` or
 ``~/.cache``, then ``runetensor/jit``); ``RUNETENSOR_JIT_CACHE=0`` turns the compiled path off.
@@ -23,15 +27,15 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 import tempfile
 import warnings
 from typing import Any
 
-from .. import _dtypes as D
-from .._creation import int_range
+from ... import _dtypes as D
+from ..._jit._backend import EFFECTS, WRITES, Const, Slot, Step, fresh
+from .. import _fast
+from .._jitrun import Kernel, c_layout_as2d_strides, make_matmul, make_runner, round_to
 from . import _cache
-from ._backend import EFFECTS, WRITES, Step, fresh
 from ._cache import cache_dir, disk_cache_limit  # noqa: F401  (part of this module's interface)
 
 # C types of the fusable dtypes; ``_UT``: the unsigned type integer arithmetic wraps in (no UB)
@@ -136,21 +140,6 @@ def _warn(reason: str) -> None:
                       f"programs", RuntimeWarning, stacklevel=4)
 
 
-_DASK_NOTED: list = []
-
-
-def _note_dask() -> None:
-    """Once per process: what ``rt.jit`` does over Dask tensors (docs/jit.md, "Dask")."""
-    if not _DASK_NOTED:
-        _DASK_NOTED.append(True)
-        f, level = sys._getframe(1), 2  # the warning points at the caller's line, outside runetensor
-        while f is not None and f.f_globals.get("__name__", "").startswith("runetensor"):
-            f, level = f.f_back, level + 1
-        warnings.warn("rt.jit over Dask tensors: the traced program is replayed on the Dask backend (it builds "
-                      "the same lazy graph as the eager calls, after one trace per signature); no kernels are "
-                      "compiled for Dask tensors (docs/jit.md, 'Dask')", RuntimeWarning, stacklevel=level)
-
-
 def _avx2() -> bool:
     """Whether this CPU has AVX2 (vector kernels and glibc's vector math library, libmvec)."""
     st = _CC_STATE.get("avx2")
@@ -184,7 +173,6 @@ def _half_literal(v: Any, d: Any, use: str) -> str | None:
     arithmetic operand (``use == "op"``) is float32(v), unrounded, while a fill (``"fill"``: float32,
     then bfloat16, as eager's full) or a where operand (``"where"``: only when float32 holds v
     exactly, so that no double rounding can differ) is rounded to bfloat16."""
-    from .._backend._jitrun import round_to
     if isinstance(v, int) and abs(v) > 1 << 24:
         return None
     f = float(v)
@@ -202,6 +190,13 @@ def _half_literal(v: Any, d: Any, use: str) -> str | None:
     return f"((float){h.hex()})"
 
 
+def _int_range(d: Any) -> tuple[int, int]:
+    """The smallest and largest value of integer dtype ``d``."""
+    if d.kind == "i":
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
 def _literal(v: Any, d: Any, use: str = "op") -> str | None:
     """An exact C literal of Python scalar ``v`` in dtype ``d`` (NumPy's conversion), or None;
     float16/bfloat16: ``_half_literal``."""
@@ -214,7 +209,7 @@ def _literal(v: Any, d: Any, use: str = "op") -> str | None:
     if d in _INT:
         if not isinstance(v, int):
             return None
-        lo, hi = int_range(d)
+        lo, hi = _int_range(d)
         if not lo <= v <= hi:
             return None
         return f"(({_CTYPE[d]}){v}{'ULL' if v > 0 else 'LL'})" if v != lo else f"(({_CTYPE[d]})({v + 1}LL - 1))"
@@ -242,11 +237,11 @@ class _Op:
         self.red = red
 
 
-def _dt_of(spec: tuple, avals: list, P: Any) -> Any:
-    k, v = spec
-    if k == "s":
-        a = avals[v] if v < len(avals) else None
+def _dt_of(spec: Slot | Const, avals: list, P: Any) -> Any:
+    if type(spec) is Slot:
+        a = avals[spec.index] if spec.index < len(avals) else None
         return None if a is None else a[1]
+    v = spec.value
     if hasattr(v, "shape") and not isinstance(v, (int, float, bool)):
         try:
             return P.dtype(v)
@@ -260,7 +255,6 @@ def _half_nan_rule(x: Any, name: str, ds: list) -> int:
     NaN-NaN op returns: ``_fast._NAN_RULES``, probed from NumPy's loops: float16's own for float16,
     float32's for bfloat16, which eager computes in float32), maximum/minimum's tie rule (1: the
     second operand on a tie; float16 keeps the first); -1: not reproducible here (replayed)."""
-    from .._backend import _fast
     lay = "sa" if ds[0] == "scalar" else "as" if len(ds) > 1 and ds[1] == "scalar" else "aa"
     if name in ("maximum", "minimum"):
         return 0 if x is D.float16 else _fast._TIES.get((name, lay), 0)
@@ -351,6 +345,12 @@ static inline float rt_rbf2(float a, float b, float r, int rule) {
 #endif"""
 
 
+def _ndim_in(s: Step, avals: list) -> int:
+    """The number of axes of step ``s``'s first operand when it is a slot, else -1."""
+    x = s.ins[0]
+    return len(avals[x.index][0]) if type(x) is Slot else -1
+
+
 def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     """The fusable view of step ``s``, or None (it replays)."""
     if s.aval is None or type(s.outs) is not int or s.name in WRITES:
@@ -368,7 +368,7 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
     red = _REDUCE.get(name)
     if red is not None and red.startswith("cum"):
         x = ds[0]
-        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        nd = _ndim_in(s, avals)
         ax = s.params.get("axis")
         if x not in _FLOAT or d is not x or nd <= 0 or ax is None or ax % nd != nd - 1:
             return None
@@ -377,14 +377,14 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
         # argmax/argmin over the last axis (int64 result): the first index of the extreme, or of the
         # first NaN (NumPy's rule); one scalar pass per row
         x = ds[0]
-        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        nd = _ndim_in(s, avals)
         ax = s.params.get("axis")
         if x not in _FLOAT or d is not D.int64 or nd <= 0 or ax is None or ax % nd != nd - 1:
             return None
         return _Op(s, d, [x], red)
     if red is not None:
         x = ds[0]
-        nd = len(avals[s.ins[0][1]][0]) if s.ins[0][0] == "s" else -1
+        nd = _ndim_in(s, avals)
         axes = tuple(sorted(a % nd for a in s.params["axes"])) if nd > 0 else ()
         if x is not d or d not in _FLOAT or nd <= 0 or not axes:
             return None
@@ -399,7 +399,7 @@ def _classify(s: Step, avals: list, P: Any) -> _Op | None:
             return None
         x = od[0]
         if name == "pow":  # x ** 2 is x * x, correctly rounded either way (NumPy's power included)
-            e = s.ins[1][1] if s.ins[1][0] == "c" else None
+            e = s.ins[1].value if type(s.ins[1]) is Const else None
             two = type(e) in (int, float) and e == 2 and ds[0] is x
             return _Op(s, d, [x, x]) if two and x in _FLOAT and d is x else None
         ok = ((x in _FLOAT and name in _FBIN and d is x) or
@@ -472,7 +472,7 @@ def _half_expr(op: _Op, a: list) -> str:
     if s.params.get("kind") == "binary":
         if name in _CMP:
             return f"((uint8_t)({a[0]} {_CMP[name]} {a[1]}))"
-        ds = ["scalar" if k == "c" and not hasattr(v, "shape") else x for k, v in s.ins]
+        ds = ["scalar" if type(i) is Const and not hasattr(i.value, "shape") else x for i in s.ins]
         rule = _half_nan_rule(x, name, ds)
         if name in ("maximum", "minimum"):
             c = (">" if rule else ">=") if name == "maximum" else ("<" if rule else "<=")
@@ -632,10 +632,10 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
             if d is None or d[0] is not G:
                 ext.add(base.get(u, "in"))
                 return True
-            for k, w in d[1].step.ins:
-                if k == "s":
-                    walk(w)
-                elif hasattr(w, "shape"):
+            for w in d[1].step.ins:
+                if type(w) is Slot:
+                    walk(w.index)
+                elif hasattr(w.value, "shape"):
                     ext.add("in")
             need.append(d[1])
             ext.add(base.get(u, "in"))  # a write into the stored result itself also forbids recomputing it
@@ -652,25 +652,25 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
 
     for s in steps:
         op = _classify(s, avals, P)
-        reads = [v for k, v in s.ins if k == "s"]
+        reads = [x.index for x in s.ins if type(x) is Slot]
         if s.name in WRITES:
             for g in list(open_.values()):
                 close(g)  # before the write is counted: a recompute must see it as coming after the group
             if s.name not in EFFECTS:
                 dst = s.ins[-1] if s.name == "out" else s.ins[0]
-                writes.append(base.get(dst[1], "in") if dst[0] == "s" else "in")
+                writes.append(base.get(dst.index, "in") if type(dst) is Slot else "in")
             continue
         if type(s.outs) is int:
             is_fresh = fresh(s)
-            first = next((v for k, v in s.ins if k == "s"), None)
+            first = next((x.index for x in s.ins if type(x) is Slot), None)
             base[s.outs] = s.outs if is_fresh else base.get(first, "in") if first is not None else "in"
         elif isinstance(s.outs, tuple):
             for o in s.outs:
                 if type(o) is int:
                     base[o] = "in"  # multi-result steps (linalg...): unknown, conservatively
         if op is not None and op.red is not None:
-            g = member.get(s.ins[0][1]) if s.ins[0][0] == "s" else None
-            src_shape = avals[s.ins[0][1]][0]
+            g = member.get(s.ins[0].index)  # (a fusable reduction reads a slot: _classify)
+            src_shape = avals[s.ins[0].index][0]
             if g is None or g.shape != src_shape:
                 if g is not None:
                     close(g)
@@ -709,33 +709,50 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
     return closed
 
 
-def _pattern(spec: tuple, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n1: int) -> str:
+def _pattern(spec: Slot | Const, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n1: int) -> str:
     """How input ``spec`` is read in the (n0, n1) loop: "1" (unit stride), "0" (broadcast along the
     row) or "g" (a general stride, passed at run time)."""
-    k, v = spec
     strides = None
-    if k == "s":
-        a = avals[v]
+    if type(spec) is Slot:
+        a = avals[spec.index]
         if a is None:
             return "g"
         if not a[2]:  # a view (expand, slice...): the witness's strides, checked again at run time
             strides = a[3]
         ishape = a[0]
     else:
+        v = spec.value
         ishape = tuple(v.shape)
         if not P.is_c_contiguous(v):
             return "g"
     isz = dt.itemsize
-    from .._backend._jitrun import c_layout_as2d_strides
     st = c_layout_as2d_strides(ishape, isz, shape, n0, n1, strides)
     if st is None:
         return "g"
     return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
 
 
+class FusedLoop:
+    """The C loop of one fused group (what ``_emit`` makes; a fused step keeps it as
+    ``params["loop"]``): ``source`` (a ``kernel(n0, n1, ...)`` function), ``ins`` (the operands,
+    ``Slot``/``Const``), ``in_dtypes``, ``patterns`` (per operand: "1" unit stride, "0" broadcast
+    along the row, "g" a stride passed at run time), ``outs`` (the slots of the stored results) and
+    ``loop`` (the ``(n0, n1)`` shape the group's shape collapses to)."""
+
+    __slots__ = ("source", "ins", "in_dtypes", "patterns", "outs", "loop")
+
+    def __init__(self, source: str, ins: list, in_dtypes: list, patterns: list, outs: list, loop: tuple):
+        self.source = source
+        self.ins = ins
+        self.in_dtypes = in_dtypes
+        self.patterns = patterns
+        self.outs = outs
+        self.loop = loop
+
+
 def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
-          through: dict | None = None) -> tuple | None:
-    """(C source, input operands, their dtypes, output slots, loop shape (n0, n1)) of group ``g``."""
+          through: dict | None = None) -> FusedLoop | None:
+    """The C loop of group ``g`` (None: it cannot be compiled)."""
     red = g.red
     shape = g.shape
     if red is not None:
@@ -758,30 +775,29 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     for o in elem:
         s = o.step
         args = []
-        for (k_, v), dt in zip(s.ins, o.in_dtypes):
-            if k_ == "s" and v in made:
-                args.append(made[v])
+        for x, dt in zip(s.ins, o.in_dtypes):
+            if type(x) is Slot and x.index in made:
+                args.append(made[x.index])
                 continue
-            if k_ == "c" and not hasattr(v, "shape"):
-                lit = _literal(v, dt, "where" if s.name == "where" else "op")
+            if type(x) is Const and not hasattr(x.value, "shape"):
+                lit = _literal(x.value, dt, "where" if s.name == "where" else "op")
                 if lit is None:
                     return None
                 args.append(lit)
                 continue
-            if k_ == "s" and through and v in through:
+            if type(x) is Slot and through and x.index in through:
                 # an expand (broadcast) of u: the kernel reads u itself, broadcast to the loop's shape
-                v = through[v]
-                if v in made:
-                    args.append(made[v])
+                x = Slot(through[x.index])
+                if x.index in made:
+                    args.append(made[x.index])
                     continue
-            key = (k_, v if k_ == "s" else id(v))
-            nm = in_names.get(key)
+            nm = in_names.get(x)
             if nm is None:
                 j = len(ins)
-                nm = in_names[key] = f"x{j}"
-                ins.append((k_, v))
+                nm = in_names[x] = f"x{j}"
+                ins.append(x)
                 in_dts.append(dt)
-                pats.append(_pattern((k_, v), dt, avals, P, shape, n0, n1))
+                pats.append(_pattern(x, dt, avals, P, shape, n0, n1))
             args.append(nm)
         tv = f"t{s.outs}"
         body.append(f"const {'float' if o.dtype in _HALF else _CTYPE[o.dtype]} {tv} = {_expr(o, args)};")
@@ -791,16 +807,15 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     racc = None
     if red is not None:
         src = red.step.ins[0]
-        if src[0] == "s" and src[1] in made:
-            racc = made[src[1]]
+        if type(src) is Slot and src.index in made:
+            racc = made[src.index]
         else:
-            key = (src[0], src[1] if src[0] == "s" else id(src[1]))
-            if key not in in_names:
-                in_names[key] = f"x{len(ins)}"
+            if src not in in_names:
+                in_names[src] = f"x{len(ins)}"
                 ins.append(src)
                 in_dts.append(red.in_dtypes[0])
                 pats.append(_pattern(src, red.in_dtypes[0], avals, P, shape, n0, n1))
-            racc = in_names[key]
+            racc = in_names[src]
     elif not outs:
         return None
     params = ["long n0", "long n1"]
@@ -950,7 +965,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
             lines.append("    red[r] = nn ? (double)NAN : m;")
     lines.append("  }")
     lines.append("}")
-    return "\n".join(lines) + "\n", ins, in_dts, pats, outs, (n0, n1)
+    return FusedLoop("\n".join(lines) + "\n", ins, in_dts, pats, outs, (n0, n1))
 
 
 #: the compiler flags (part of a kernel's cache key).  -fno-trapping-math: floating-point exception
@@ -1009,7 +1024,6 @@ def _load(src: str) -> Any:
     except OSError as e:
         _warn(f"cannot create the cache folder {configured!r}: {e}")
         return None
-    from .._backend._jitrun import Kernel
     name = f"k{h}.so"
     for attempt in range(2):
         data = _cache.read_kernel(folder, name) if attempt == 0 else None
@@ -1099,29 +1113,30 @@ def _expands_read(members: list[Step], expands: dict) -> list[Step]:
         if st is None or v in seen:
             return
         seen.add(v)
-        add(st.ins[0][1])
+        add(st.ins[0].index)
         need.append(st)
     for m in members:
-        for k, v in m.ins:
-            if k == "s":
-                add(v)
+        for x in m.ins:
+            if type(x) is Slot:
+                add(x.index)
     return need
 
 
 def _replayer(members: list[Step], in_specs: list, outs: list, pre: list | tuple = ()) -> Any:
     """Runs a group's original steps (the fallback of a fused step); ``pre``: the expands whose
     results the kernel read through their operands (recomputed first)."""
+    # (operands, result slot) per step; the environment maps operands (Slot, Const) to values
+    pre_ops = [(s.fn, s.ins[0], Slot(s.outs)) for s in pre]
+    ops = [(s.fn, s.ins, Slot(s.outs)) for s in members]
+    res = [Slot(o) for o in outs]
+
     def run(*xs: Any) -> tuple:
-        env: dict = {("s", v) if k == "s" else ("c", id(v)): x for (k, v), x in zip(in_specs, xs)}
-        for s in pre:
-            env[("s", s.outs)] = s.fn(env[("s", s.ins[0][1])])
-        for s in members:
-            args = []
-            for k, v in s.ins:
-                key = ("s", v) if k == "s" else ("c", id(v))
-                args.append(env[key] if key in env else v)
-            env[("s", s.outs)] = s.fn(*args)
-        return tuple(env[("s", o)] for o in outs)
+        env: dict = dict(zip(in_specs, xs))
+        for fn, x, o in pre_ops:
+            env[o] = fn(env[x])
+        for fn, ins, o in ops:
+            env[o] = fn(*[env[x] if x in env else x.value for x in ins])
+        return tuple(env[o] for o in res)
     return run
 
 
@@ -1131,35 +1146,33 @@ def _ext_reads(g: Group) -> set:
     res = set()
     for o in g.ops:
         ins = o.step.ins if o.red is None else o.step.ins[:1]
-        for k, v in ins:
-            if k == "s" and v not in made:
-                res.add(v)
+        for x in ins:
+            if type(x) is Slot and x.index not in made:
+                res.add(x.index)
         if o.red is None:
             made.add(o.step.outs)
     return res
 
 
 def fuse_program(prog: Any) -> int:
-    """Replace the fusable groups of ``prog.steps`` by compiled steps; the number of kernels made."""
-    if getattr(prog.P, "name", None) == "dask":
-        _note_dask()
-    if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
+    """Replace the fusable groups of ``prog.steps`` (a program of the NumPy backend) by compiled steps;
+    the number of kernels made.  Row chains (``._chains``) are formed afterwards by the caller."""
+    if cache_dir() is None or not ENABLED:
         return 0
     steps = prog.steps
     avals = prog.avals
-    out_slots = {v for k, v, _ in prog.outs if k == "s"}
+    out_slots = set(prog.out_slots)
     groups = _groups(steps, avals, prog.P, out_slots)
     if not groups:
         return 0
-    from .._backend._jitrun import make_runner
     # expand (broadcast) results read by kernels: the kernel reads the expand's operand instead
     expands: dict[int, Step] = {}
     through: dict[int, int] = {}
     for st in steps:
-        if st.name == "expand" and type(st.outs) is int and st.ins and st.ins[0][0] == "s" \
-                and avals[st.ins[0][1]] is not None:
+        if st.name == "expand" and type(st.outs) is int and st.ins and type(st.ins[0]) is Slot \
+                and avals[st.ins[0].index] is not None:
             expands[st.outs] = st
-            u = st.ins[0][1]
+            u = st.ins[0].index
             through[st.outs] = through.get(u, u)
     built: dict[int, Step] = {}
     for _ in range(len(groups) + 1):
@@ -1168,22 +1181,21 @@ def fuse_program(prog: Any) -> int:
         needed = set(out_slots)
         for st in steps:
             if id(st) not in dropped:
-                needed.update(v for k, v in st.ins if k == "s")
+                needed.update(x.index for x in st.ins if type(x) is Slot)
         for g in groups:
             needed |= _ext_reads(g)
         built = {}
         failed = None
         for g in groups:
-            em = _emit(g, needed, set(), avals, prog.P, through)
-            fn = None if em is None else _load(em[0])
+            fl = _emit(g, needed, set(), avals, prog.P, through)
+            fn = None if fl is None else _load(fl.source)
             if fn is None:
                 failed = g
                 break
-            src, ins, in_dts, pats, outs, loop = em
             red = g.red
             rinfo = None
-            res = list(outs)
-            odts = [avals[o][1] for o in outs]
+            res = list(fl.outs)
+            odts = [avals[o][1] for o in fl.outs]
             scan = red is not None and red.red.startswith("cum")
             if scan:  # the scan's result is the kernel's last output, of the loop's shape
                 odts.append(red.dtype)
@@ -1193,10 +1205,10 @@ def fuse_program(prog: Any) -> int:
                 rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape) and "axes" in red.step.params)
                 res.append(red.step.outs)
             members = [o.step for o in g.ops]
-            run = make_runner(fn, g.shape, in_dts, pats, odts, loop, rinfo,
-                              _replayer(members, ins, res, _expands_read(members, expands)), rows_only=scan)
-            built[id(g)] = Step("fused", run, tuple(ins), tuple(res),
-                                {"n_ops": len(g.ops), "source": src, "em": em, "rinfo": rinfo,
+            run = make_runner(fn, g.shape, fl.in_dtypes, fl.patterns, odts, fl.loop, rinfo,
+                              _replayer(members, fl.ins, res, _expands_read(members, expands)), rows_only=scan)
+            built[id(g)] = Step("fused", run, tuple(fl.ins), tuple(res),
+                                {"n_ops": len(g.ops), "source": fl.source, "loop": fl, "rinfo": rinfo,
                                  "gshape": g.shape, "scan": scan})
         if failed is None:
             break
@@ -1209,9 +1221,6 @@ def fuse_program(prog: Any) -> int:
             new.append(replace[id(st)])
         elif id(st) not in drop:
             new.append(st)
-    if ROW_CHAINS:
-        from ._chains import chain_rows
-        new = chain_rows(new, avals, out_slots)
     prog.steps = new
     return len(built)
 
@@ -1219,9 +1228,8 @@ def fuse_program(prog: Any) -> int:
 def recycle_outputs(prog: Any) -> int:
     """Matrix products of float32/float64 write into a buffer their step keeps between calls
     (``_jitrun.Outputs``: reused once nothing refers to the previous result); the number of steps."""
-    if cache_dir() is None or not ENABLED or getattr(prog.P, "name", None) != "numpy":
+    if cache_dir() is None or not ENABLED:
         return 0
-    from .._backend._jitrun import make_matmul
     n = 0
     for i, st in enumerate(prog.steps):
         av = st.aval

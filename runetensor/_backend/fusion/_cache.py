@@ -1,5 +1,5 @@
-"""The kernel cache of ``rt.jit``: a folder private to the user, sealed libraries, verified loads;
-and the jit's environment settings.
+"""The kernel cache of ``rt.jit``: a folder private to the user, sealed libraries, verified loads
+(its environment settings are read by ``runetensor._settings``).
 
 Trust model (docs/jit.md, "Trust model"): a compiled kernel is code this process runs, so nothing
 is loaded that another user could have written or replaced.
@@ -25,7 +25,6 @@ import ctypes
 import errno
 import hashlib
 import itertools
-import math
 import os
 import shutil
 import stat
@@ -34,7 +33,9 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any
+
+from ..._settings import env_setting, megabytes
 
 #: the seal after a library's bytes: this marker, then the SHA-256 of the bytes before it
 MAGIC = b"\0runetensor-k1\0\0"
@@ -47,7 +48,6 @@ MEMORY_KERNELS = 256
 _OPEN_FOLDERS = 8
 
 _LOCK = threading.RLock()
-_BAD_SETTINGS: set = set()
 _REFUSED: set = set()
 _FOLDERS: dict = {}
 _COPY = itertools.count()
@@ -63,48 +63,6 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-# ------------------------------------------------------------------------------------ settings
-
-
-def env_setting(name: str, default: Any, parse: Callable[[str], Any], expected: str) -> Any:
-    """The value of environment variable ``name`` read by ``parse`` (which returns None or raises
-    ``ValueError`` for a bad value), or ``default`` when it is unset, empty or bad.  A bad value
-    warns once (``RuntimeWarning`` naming the variable, the value and what was expected).
-
-    >>> import os
-    >>> os.environ["RT_DOC_EXAMPLE"] = "12"
-    >>> env_setting("RT_DOC_EXAMPLE", 5, positive_int, "an integer >= 1")
-    12
-    >>> del os.environ["RT_DOC_EXAMPLE"]
-    """
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        v = parse(raw.strip())
-    except (ValueError, OverflowError):
-        v = None
-    if v is None:
-        if (name, raw) not in _BAD_SETTINGS:
-            _BAD_SETTINGS.add((name, raw))
-            warnings.warn(f"runetensor: ignoring {name}={raw!r} (expected {expected}); using the default "
-                          f"{default}", RuntimeWarning, stacklevel=3)
-        return default
-    return v
-
-
-def positive_int(s: str) -> int | None:
-    """``s`` as an integer >= 1, else None."""
-    v = int(s)
-    return v if v >= 1 else None
-
-
-def megabytes(s: str) -> float | None:
-    """``s`` as a finite number of megabytes >= 0 (whose byte count is finite), else None."""
-    v = float(s)
-    return v if v >= 0 and math.isfinite(v * 1e6) else None
 
 
 def cache_dir() -> str | None:

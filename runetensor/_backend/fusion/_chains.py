@@ -1,13 +1,15 @@
 """Row chains of ``rt.jit``'s compiled kernels: consecutive fused loops over the same rows (with
 ``out=`` float ops on their per-row results between them) become one kernel that runs them all for
 one row before the next, so that a row stays in cache (softmax, layer norm: x read from memory once).
-Turned on and off by ``runetensor._jit._fuse.ROW_CHAINS`` (docs/jit.md, "Row chains")."""
+Turned on and off by ``runetensor._backend.fusion._fuse.ROW_CHAINS`` (docs/jit.md, "Row chains"); run
+after ``_fuse.fuse_program`` by the NumPy backend's fuser (``runetensor._backend.fusion``)."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from ._backend import Step
+from ..._jit._backend import Slot, Step
+from .._jitrun import c_layout_as2d_strides, make_row_runner
 from ._fuse import _CTYPE, _FBIN, _FLOAT, _literal, _load
 
 
@@ -15,10 +17,10 @@ def _rowwise(st: Step) -> int | None:
     """The row count of a step that can join a row chain (a fused loop over rows, not reducing all
     axes, or an ``out=`` float op on one value per row), else None."""
     if st.name == "fused":
-        em, rinfo = st.params.get("em"), st.params.get("rinfo")
-        if em is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0][:3] in ("arg", "col"))):
+        fl, rinfo = st.params.get("loop"), st.params.get("rinfo")
+        if fl is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0][:3] in ("arg", "col"))):
             return None
-        return em[5][0]
+        return fl.loop[0]
     return None
 
 
@@ -42,7 +44,7 @@ def chain_rows(steps: list[Step], avals: list, out_slots: set) -> list[Step]:
         seg = steps[i:j]
         later = set(out_slots)
         for s2 in steps[:i] + steps[j:]:
-            later.update(v for k, v in s2.ins if k == "s")
+            later.update(x.index for x in s2.ins if type(x) is Slot)
         st = _build_chain(seg, avals, n, later) if sum(s.name == "fused" for s in seg) >= 2 else None
         if st is None:
             res.append(steps[i])
@@ -57,7 +59,6 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
     """One row-chain step for ``seg`` (None if it cannot be); ``later``: slots read outside ``seg``.
     An elementwise group writes over a full-size buffer of the chain that it reads at the same
     element and that nothing reads after it (softmax: ``exp(x - m) / s`` over ``exp(x - m)``)."""
-    from .._backend._jitrun import c_layout_as2d_strides, make_row_runner
     alias: dict[int, int] = {}   # slot -> chain buffer index
     bufs: list[tuple] = []       # (shape, dtype) of the chain's buffers (C-contiguous)
     ext: list = []               # external operands: (spec, dtype, group shape, (n0, n1), pattern)
@@ -82,25 +83,30 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
             op = st.params.get("op")
             if op not in _FBIN or type(st.outs) is not int or len(st.ins) != 3:
                 return None
-            (ka, va), (kb, vb), (ko, vo) = st.ins
-            if ka != "s" or ko != "s" or va not in alias or vo not in alias or not per_row(va):
+            xa, xb, xo = st.ins
+            if type(xa) is not Slot or type(xo) is not Slot:
+                return None
+            va, vo = xa.index, xo.index
+            if va not in alias or vo not in alias or not per_row(va):
                 return None
             d = avals[vo][1]
             if d not in _FLOAT or avals[va][1] is not d or avals[st.outs] is None or avals[st.outs][1] is not d:
                 return None
-            if kb == "s":
+            if type(xb) is Slot:
+                vb = xb.index
                 if vb not in alias or not per_row(vb) or avals[vb][1] is not d:
                     return None
                 bx = f"b{alias[vb]}[r]"
             else:
-                bx = _literal(vb, d)
+                bx = _literal(xb.value, d)
                 if bx is None:
                     return None
             body.append(f"b{alias[vo]}[r] = {_FBIN[op].format(a=f'b{alias[va]}[r]', b=bx)};")
             alias[st.outs] = alias[vo]
             outs.append(st.outs)
             continue
-        src, ins, in_dts, pats, gouts, (n0, n1) = st.params["em"]
+        fl = st.params["loop"]
+        src, ins, in_dts, pats, gouts, (n0, n1) = fl.source, fl.ins, fl.in_dtypes, fl.patterns, fl.outs, fl.loop
         rinfo = st.params["rinfo"]
         gshape = avals[gouts[0]][0] if gouts else None
         if rinfo is not None:
@@ -108,11 +114,11 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
             gshape = None
         ksrc = src.replace("void kernel(", f"static inline void k{i}(", 1)
         args = ["1", str(n1)]
-        reads_after = {v for s2 in seg[i + 1:] for k2, v in s2.ins if k2 == "s"} | later
+        reads_after = {x.index for s2 in seg[i + 1:] for x in s2.ins if type(x) is Slot} | later
         reuse: int | None = None
         for spec, dt, pt in zip(ins, in_dts, pats):
-            k_, v = spec
-            if k_ == "s" and v in alias:
+            if type(spec) is Slot and spec.index in alias:
+                v = spec.index
                 bshape, bd = bufs[alias[v]]
                 if bd is not dt:
                     return None
@@ -133,10 +139,9 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
                         and sum(1 for x in alias.values() if x == alias[v]) == 1):
                     reuse = v
                 continue
-            key = ("s", v) if k_ == "s" else ("c", id(v))
-            j = ext_idx.get(key)
+            j = ext_idx.get(spec)
             if j is None:
-                j = ext_idx[key] = len(ext)
+                j = ext_idx[spec] = len(ext)
                 ext.append((spec, dt, _group_shape(st, avals, gshape, ins), (n0, n1), pt))
             args += [f"e{j}p + r * e{j}a", f"e{j}a"] + ([f"e{j}b"] if pt == "g" else [])
         for o in gouts:
@@ -178,18 +183,19 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
         return None
     ext_specs = [e[0] for e in ext]
 
+    res_slots = [Slot(o) for o in outs]
+
     def fallback(*xs: Any) -> tuple:
-        env: dict = {("s", v) if k == "s" else ("c", id(v)): x for (k, v), x in zip(ext_specs, xs)}
+        env: dict = dict(zip(ext_specs, xs))  # operand (Slot, Const) -> value
         for s in seg:
-            args = [env.get(("s", v) if k == "s" else ("c", id(v)), v) for k, v in s.ins]
-            r = s.fn(*args)
+            r = s.fn(*[env[x] if x in env else x.value for x in s.ins])
             if type(s.outs) is int:
-                env[("s", s.outs)] = r
+                env[Slot(s.outs)] = r
             else:
                 for o, x in zip(s.outs, r):
                     if type(o) is int:
-                        env[("s", o)] = x
-        return tuple(env[("s", o)] for o in outs)
+                        env[Slot(o)] = x
+        return tuple(env[o] for o in res_slots)
 
     run = make_row_runner(fn, N, [(e[2], e[3], e[1], e[4]) for e in ext], bufs, [alias[o] for o in outs], fallback)
     return Step("fused", run, tuple(ext_specs), tuple(outs),
