@@ -50,6 +50,11 @@ def _norm(annotation: str, arg: str) -> str:
     return arg
 
 
+def _tuple(names: list) -> str:
+    """The source of a tuple of the names."""
+    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+
+
 def _entry(name: str, roles: tuple) -> str:
     """The expression giving the table entry's name of a call of contract method ``name``."""
     if "op" not in roles:
@@ -118,8 +123,8 @@ def generated_source(name: str) -> str:
         out = args[sig.roles.index("out")]
         lam_out = f"lambda {', '.join(ops + [out])}: P.{name}({call_s}, out={out})"
         lines.append(f"    if {out} is not None:")
-        lines.append(f"        return self.into({entry}, {lam_out}, ({', '.join(ops)},), {out})")
-    lines.append(f"    return self.process({entry}, {lam}, ({', '.join(ops)},), {pdict})")
+        lines.append(f"        return self.into({entry}, {lam_out}, {_tuple(ops)}, {out})")
+    lines.append(f"    return self.process({entry}, {lam}, {_tuple(ops)}, {pdict})")
     return "\n".join(lines)
 
 
