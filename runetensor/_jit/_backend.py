@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._backend.contract import Backend, TracedValueError
+from .._autodiff._tracer import Transformation
+from .._backend.contract import BINARY_OPS, UNARY_OPS, Backend, TracedValueError
 
 _SCALARS = (int, float, complex, bool, str, type(None))
 
@@ -157,6 +158,13 @@ class Step:
         return f"{self.outs} = {self.name}({', '.join(map(repr, self.ins))})"
 
 
+#: the params of an elementwise step (the fusion compiler groups them)
+_ELEMENTWISE = {**{op: {"kind": "unary"} for op in UNARY_OPS}, **{op: {"kind": "binary"} for op in BINARY_OPS}}
+#: what each host read of a traced tensor is called in its error
+_READS = {"to_host": "reading a traced tensor's values", "to_list": "reading a traced tensor as a Python value",
+          "to_bytes": "reading a traced tensor's bytes", "dlpack": "exporting a traced tensor (DLPack)"}
+
+
 def _read_error(what: str, B: "JitBackend", h: Any = None) -> TracedValueError:
     return TracedValueError(
         f"{what}: inside rt.jit a tensor has no value while the function is traced (it stands for every "
@@ -166,7 +174,7 @@ def _read_error(what: str, B: "JitBackend", h: Any = None) -> TracedValueError:
         f"static_argnames)", B, h)
 
 
-class JitBackend(Backend):
+class JitBackend(Transformation):
     """The tracer backend of one ``rt.jit`` trace over ``parent`` (level = parent's + 1)."""
 
     mode = "jit"
@@ -266,185 +274,64 @@ class JitBackend(Backend):
         raises (``runetensor._guards.check_values`` builds these for library value checks)."""
         self._rec("guard", check, (h,), {})
 
-    # ------------------------------------------------------------------ introspection
-    def dtype(self, h):
-        return self.parent.dtype(self._val(h))
+    # ------------------------------------------------------------------ the hooks of the generated methods
+    owns = _own
+    unwrap = _val
 
-    def strides(self, h):
-        return self.parent.strides(self._val(h))
+    def process(self, name, fn, hs, params):
+        if name in _ELEMENTWISE:  # the fusion compiler looks for these
+            params = dict(_ELEMENTWISE[name])
+        return self._rec(name, fn, hs, params)
 
-    def offset(self, h):
-        return self.parent.offset(self._val(h))
+    def move(self, name, fn, h, params):  # every step is replayed in order: views need no re-deriving
+        if name == "reshape":
+            P = self.parent
+            if fn(self._val(h)) is None:
+                return None
+            shape = params["shape"]
 
-    def buffer_size(self, h):
-        return self.parent.buffer_size(self._val(h))
+            def fn(x: Any) -> Any:  # the layout may differ from the trace's: copy then
+                r = P.reshape(x, shape)
+                return r if r is not None else P.reshape(P.copy(x), shape)
+        return self._rec(name, fn, (h,), params)
 
-    def is_c_contiguous(self, h):
-        return self.parent.is_c_contiguous(self._val(h))
+    def into(self, name, fn, hs, out):
+        self._rec("out", fn, (*hs, out), {"op": name})
+        return out
 
-    def shares_memory(self, a, b):
-        return self.parent.shares_memory(self._val(a), self._val(b))
+    def write(self, name, dst, src, key, mode):
+        if key is None:
+            self._rec("assign", self.parent.assign, (dst, src))
+            return
+        P = self.parent
+        k2, hs = self._key_ins(key)
+        for h in hs:
+            if self._own(h) and P.dtype(h.val).kind == "b":
+                raise TracedValueError("writing through a boolean mask inside rt.jit is not supported yet; use "
+                                       "rt.where(mask, values, x)", self, h)
+            if not self._own(h) and P.dtype(h).kind == "b":
+                self._count_guard(h, "writing through a captured boolean mask")
+        nk = len(hs)
 
-    @property
-    def capabilities(self) -> frozenset:  # type: ignore[override]
-        return self.parent.capabilities
+        def s(a: Any, v: Any, *ks: Any) -> None:
+            P.scatter(a, _fill(k2, ks[:nk]), v, mode)
+        self._rec("scatter", s, (dst, src, *hs), {"mode": mode})
 
-    def require(self, capability: str, fname: str) -> None:
-        self.parent.require(capability, fname)
-
-    # ------------------------------------------------------------------ value reads: raise
-    def _read(self, x: Any, what: str) -> Any:
+    def host_value(self, x, name):
         if self._own(x):
-            raise _read_error(what, self, x)
-        return None
+            raise _read_error(_READS[name], self, x)
+        return x
 
+    # ------------------------------------------------------------------ primitives with rules of their own
     def value_range(self, x):
         if self._own(x):
             raise _read_error("reading a traced tensor's range (value_range)", self, x)
         return self.parent.value_range(x)
 
-    def to_host(self, x):
-        self._read(x, "reading a traced tensor's values")
-        return self.parent.to_host(x)
-
-    def to_list(self, x):
-        self._read(x, "reading a traced tensor as a Python value")
-        return self.parent.to_list(x)
-
-    def to_bytes(self, x):
-        self._read(x, "reading a traced tensor's bytes")
-        return self.parent.to_bytes(x)
-
-    def dlpack(self, x, stream, max_version, dl_device, copy):
-        self._read(x, "exporting a traced tensor (DLPack)")
-        return self.parent.dlpack(x, stream, max_version, dl_device, copy)
-
-    def dlpack_device(self, x):
-        return self.parent.dlpack_device(self._val(x))
-
-    # ------------------------------------------------------------------ creation (re-run each call)
-    def empty(self, shape, dtype):
-        return self._rec("empty", lambda: self.parent.empty(shape, dtype), ())
-
     def full(self, shape, value, dtype):
         if hasattr(value, "shape") and not isinstance(value, _SCALARS):
             return self._rec("full", lambda v: self.parent.full(shape, v, dtype), (value,))
         return self._rec("full", lambda: self.parent.full(shape, value, dtype), (), {"value": value})
-
-    def arange(self, start, stop, step, dtype):
-        return self._rec("arange", lambda: self.parent.arange(start, stop, step, dtype), ())
-
-    def asarray(self, obj, dtype, copy):
-        P = self.parent
-        if self._own(obj):
-            out: list = []
-
-            def conv(o: Any) -> Any:
-                h, d = P.asarray(o, dtype, copy)
-                out.append(d)
-                return h
-            v = self._rec("asarray", conv, (obj,))
-            return v, out[0]
-        d0: list = []
-
-        def make() -> Any:
-            h, d = P.asarray(obj, dtype, copy)
-            d0.append(d)
-            return h
-        v = self._rec("asarray", make, ())
-        return v, d0[0]
-
-    def random_bits(self, seed, n):
-        return self._rec("random_bits", lambda: self.parent.random_bits(seed, n), ())
-
-    def random_uniform(self, seed, n, dtype):
-        return self._rec("random_uniform", lambda: self.parent.random_uniform(seed, n, dtype), ())
-
-    def from_buffer(self, buf, dtype, shape, offset):
-        return self._rec("from_buffer", lambda: self.parent.from_buffer(buf, dtype, shape, offset), ())
-
-    def from_dlpack(self, obj, copy):
-        d0: list = []
-
-        def make() -> Any:
-            h, d = self.parent.from_dlpack(obj, copy)
-            d0.append(d)
-            return h
-        v = self._rec("from_dlpack", make, ())
-        return v, d0[0]
-
-    # ------------------------------------------------------------------ movement (views)
-    def reshape(self, h, shape):
-        P = self.parent
-        if P.reshape(self._val(h), shape) is None:
-            return None
-        shape = tuple(shape)
-
-        def rs(x: Any) -> Any:
-            r = P.reshape(x, shape)
-            return r if r is not None else P.reshape(P.copy(x), shape)  # layout differs from the trace's
-        return self._rec("reshape", rs, (h,), {"shape": shape})
-
-    def expand(self, h, shape):
-        return self._rec("expand", lambda x: self.parent.expand(x, shape), (h,), {"shape": tuple(shape)})
-
-    def permute(self, h, axes):
-        return self._rec("permute", lambda x: self.parent.permute(x, axes), (h,), {"axes": tuple(axes)})
-
-    def view_index(self, h, key):
-        return self._rec("view_index", lambda x: self.parent.view_index(x, key), (h,), {"key": tuple(key)})
-
-    def flip(self, h, axes):
-        return self._rec("flip", lambda x: self.parent.flip(x, axes), (h,), {"axes": tuple(axes)})
-
-    def as_strided(self, h, shape, strides, offset):
-        return self._rec("as_strided", lambda x: self.parent.as_strided(x, shape, strides, offset), (h,),
-                         {"shape": tuple(shape), "strides": tuple(strides), "offset": offset})
-
-    # ------------------------------------------------------------------ elementwise
-    def unary(self, op, x, out=None):
-        P = self.parent
-        if out is not None:
-            self._rec("out", lambda a, o: P.unary(op, a, out=o), (x, out), {"op": op})
-            return out
-        return self._rec(op, lambda a: P.unary(op, a), (x,), {"kind": "unary"})
-
-    def binary(self, op, x, y, out=None):
-        P = self.parent
-        if out is not None:
-            self._rec("out", lambda a, b, o: P.binary(op, a, b, out=o), (x, y, out), {"op": op})
-            return out
-        return self._rec(op, lambda a, b: P.binary(op, a, b), (x, y), {"kind": "binary"})
-
-    def where(self, cond, x, y):
-        return self._rec("where", self.parent.where, (cond, x, y))
-
-    def clip(self, x, lo, hi):
-        return self._rec("clip", self.parent.clip, (x, lo, hi))
-
-    def cast(self, x, dtype):
-        return self._rec("cast", lambda a: self.parent.cast(a, dtype), (x,), {"dtype": dtype})
-
-    # ------------------------------------------------------------------ reductions, scans, sorting
-    def reduce(self, op, x, axes, keepdims):
-        return self._rec(f"reduce.{op}", lambda a: self.parent.reduce(op, a, axes, keepdims), (x,),
-                         {"axes": tuple(axes), "keepdims": keepdims})
-
-    def arg_reduce(self, op, x, axis, keepdims):
-        return self._rec(f"arg_reduce.{op}", lambda a: self.parent.arg_reduce(op, a, axis, keepdims), (x,),
-                         {"axis": axis, "keepdims": keepdims})
-
-    def scan(self, op, x, axis):
-        return self._rec(f"scan.{op}", lambda a: self.parent.scan(op, a, axis), (x,), {"axis": axis})
-
-    def sort(self, x, axis, descending):
-        return self._rec("sort", lambda a: self.parent.sort(a, axis, descending), (x,))
-
-    def argsort(self, x, axis, descending):
-        return self._rec("argsort", lambda a: self.parent.argsort(a, axis, descending), (x,))
-
-    def searchsorted(self, sorted_, values, side):
-        return self._rec("searchsorted", lambda a, v: self.parent.searchsorted(a, v, side), (sorted_, values))
 
     def nonzero(self, x):
         if self._own(x):
@@ -469,7 +356,6 @@ class JitBackend(Backend):
                                  f"rt.where with a fixed shape, or run it outside jit")
         self._rec("guard", guard, (h,), {})
 
-    # ------------------------------------------------------------------ gather / scatter / memory
     def gather(self, x, key):
         P = self.parent
         k2, hs = self._key_ins(key)
@@ -484,46 +370,11 @@ class JitBackend(Backend):
             return P.gather(a, _fill(k2, ks))
         return self._rec("gather", g, (x, *hs))
 
-    def scatter(self, x, key, values, mode="set"):
-        P = self.parent
-        k2, hs = self._key_ins(key)
-        for h in hs:
-            if self._own(h) and P.dtype(h.val).kind == "b":
-                raise TracedValueError("writing through a boolean mask inside rt.jit is not supported yet; use "
-                                       "rt.where(mask, values, x)", self, h)
-            if not self._own(h) and P.dtype(h).kind == "b":
-                self._count_guard(h, "writing through a captured boolean mask")
-        nk = len(hs)
-
-        def s(a: Any, v: Any, *ks: Any) -> None:
-            P.scatter(a, _fill(k2, ks[:nk]), v, mode)
-        self._rec("scatter", s, (x, values, *hs), {"mode": mode})
-
-    def assign(self, dst, src):
-        self._rec("assign", self.parent.assign, (dst, src))
-
-    def copy(self, x):
-        return self._rec("copy", self.parent.copy, (x,))
-
-    def contiguous(self, x):
-        return self._rec("contiguous", self.parent.contiguous, (x,))
-
-    def concatenate(self, hs, axis):
-        return self._rec("concatenate", lambda *ps: self.parent.concatenate(list(ps), axis), tuple(hs))
-
-    def pad(self, h, widths, value):
-        widths = tuple(tuple(w) for w in widths)
-        return self._rec("pad", lambda x, v: self.parent.pad(x, widths, v), (h, value))
-
-    def matmul(self, a, b):
-        return self._rec("matmul", self.parent.matmul, (a, b))
-
-    # ------------------------------------------------------------------ effects
-    def callback(self, fn, hs):
-        """A step that calls ``fn`` with the values of ``hs`` at every run of the program (and now, with
-        the witness: the first call's values)."""
-        P = self.parent
-        self._rec("callback", lambda *xs: P.callback(fn, xs), tuple(hs))
+    def linalg(self, op, *args, **params):
+        if op == "lstsq":
+            raise TracedValueError("lstsq inside rt.jit: its rank (and the residuals' shape) depends on the values; "
+                                   "use rt.pinv or rt.solve", self)
+        return Transformation.linalg(self, op, *args, **params)
 
     def host_call(self, name: str, fn: Callable, hs) -> Any:
         """One step ``host.<name>`` that runs ``fn`` on the parent backend's handles of ``hs`` (now on the
@@ -534,16 +385,6 @@ class JitBackend(Backend):
         operands returning fresh buffers (never a view of an operand), since the step is taken as
         fresh."""
         return self._rec("host." + name, fn, tuple(hs))
-
-    # ------------------------------------------------------------------ linear algebra and FFT
-    def linalg(self, op, *args, **params):
-        if op == "lstsq":
-            raise TracedValueError("lstsq inside rt.jit: its rank (and the residuals' shape) depends on the values; "
-                                   "use rt.pinv or rt.solve", self)
-        return self._rec(f"linalg.{op}", lambda *a: self.parent.linalg(op, *a, **params), args)
-
-    def fft(self, op, x, s, axes, norm):
-        return self._rec(f"fft.{op}", lambda a: self.parent.fft(op, a, s, axes, norm), (x,))
 
 
 class _KeyRef:
