@@ -541,8 +541,8 @@ def _large_binary(op, fn, x, y, xd):
     # rules); integer division truncating toward zero is a composite: its passes chunk by chunk
     k = xd.kind
     if op == "pow" and k == "f" and type(x) is _ND and type(y) in (int, float) and y in (1, 2):
-        # x ** 2 as x * x (NumPy's own ``x ** 2`` squares; its general power loop is ~3x slower and gave
-        # the same bits on 4M random float32), and x ** 1 (the derivative of x ** 2) as x * 1
+        # x ** 2 as x * x (NumPy's own ``x ** 2`` squares; its general power loop is ~3x slower and gives
+        # the same bits for every float32 pattern, NaN payloads aside), and x ** 1 as x * 1
         return _fast.ufunc_call(np.multiply, x, x if y == 2 else 1.0)
     if k in "fc":
         return _fast.ufunc_call(_FLOAT_UFUNC.get(op, fn), x, y)
