@@ -37,7 +37,7 @@ from ._dtypes import int32
 from ._primitives import reshape as _reshape
 from ._tensor import Tensor, as_tensor, wrap
 from ._backend import get_backend
-from ._autodiff._control import vmap
+from ._autodiff._vmap import vmap
 
 __all__ = ["pmap", "psum", "pmean", "pmax", "all_gather", "axis_index"]
 

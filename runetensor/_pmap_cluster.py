@@ -30,7 +30,8 @@ import numpy as np
 from ._autodiff._pytree import tree_flatten, tree_unflatten
 from ._pmap import _BINARY, _Reached, _ShardContext, _finish, _shard, _split, _tree
 from ._backend import get_backend
-from ._autodiff._control import _names, _prefix
+from ._autodiff._pytree import argument_names as _names
+from ._autodiff._vmap import _prefix
 import runetensor as rt
 
 __all__ = ["run_cluster"]

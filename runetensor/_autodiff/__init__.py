@@ -9,7 +9,8 @@ The derivative rules live with the primitives, in :mod:`runetensor._primitives`.
 from .. import _primitives_linalg  # noqa: F401  (adds the linear-algebra and FFT entries to the primitive table)
 from ._api import (check_grads, custom_jvp, custom_vjp, detach, grad, hessian, hvp, jacfwd, jacrev, jvp,
                    linearize, no_grad, stop_gradient, value_and_grad, vjp)
-from ._control import checkpoint, cond, fori_loop, remat, scan, switch, vmap, while_loop
+from ._control import checkpoint, cond, fori_loop, remat, scan, switch, while_loop
+from ._vmap import vmap
 from ._pytree import register_pytree, tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp",

@@ -169,3 +169,24 @@ def tree_map(f: Callable, x: Any, *rest: Any) -> Any:
             raise ValueError(f"tree_map: structures differ: {tree!r} and {tr!r}")
         others.append(lv)
     return tree_unflatten(tree, [f(*a) for a in zip(leaves, *others)])
+
+
+def argument_names(tree: Any, n: int = 0) -> list[str]:
+    """Names of the leaves of vmap's argument tuple: ``argument 0``, ``argument 1['w'][0]``...
+    (``tree`` None: ``n`` plain tensor arguments)."""
+    if tree is None:
+        return [f"argument {i}" for i in range(n)]
+    out: list[str] = []
+    for i, c in enumerate(tree.children):
+        out += leaf_names(c, f"argument {i}")
+    return out
+
+
+def leaf_names(td: Any, path: str) -> list[str]:
+    """The leaves of the pytree structure ``td`` named by their path from ``path``."""
+    if td.kind == "leaf":
+        return [path]
+    out: list[str] = []
+    for j, c in enumerate(td.children):
+        out += leaf_names(c, f"{path}[{td.aux[j]!r}]" if td.kind == "dict" else f"{path}[{j}]")
+    return out
