@@ -446,3 +446,32 @@ def test_reshape_property(shape, new):
     finally:
         _views._creshape = saved
     assert c == py
+
+
+def test_library_works_without_the_extension():
+    import subprocess
+    import sys
+    code = (
+        "import sys, importlib.abc, types\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'runetensor._backend._dispatch':\n"
+        "            raise ImportError('blocked for the test')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import numpy as np, runetensor as rt\n"
+        "from runetensor._backend import _fastops, _jitrun\n"
+        "import runetensor._jit as J\n"
+        "assert _fastops._dispatch is None and not _fastops.ENABLED and _fastops.WRAP is None\n"
+        "assert _jitrun._crun is None and J._clookup is None\n"
+        "assert isinstance(rt.Tensor.__add__, types.FunctionType)\n"
+        "a = rt.asarray(np.arange(6, dtype=np.float32))\n"
+        "assert (-(a + a * 2.0) / 3 < 0).tolist() == [False] + [True] * 5\n"
+        "assert rt.reshape(a, (2, -1))[1, ::2].tolist() == [3.0, 5.0]\n"
+        "assert rt.transpose(rt.reshape(a, (2, 3))).shape == (3, 2)\n"
+        "f = rt.jit(lambda x, y: x * y + x)\n"
+        "for _ in range(3):\n"
+        "    assert f(a, a).tolist() == (np.arange(6.0) ** 2 + np.arange(6.0)).tolist()\n"
+        "assert rt.jit_stats(f)['cache_hits'] == 2\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "ok", out.stderr
