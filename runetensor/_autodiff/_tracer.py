@@ -181,6 +181,7 @@ _BINDERS = {n: _compile(_binder_source(n), f"bind_{n}", {}) for n in SIGNATURES
 
 
 _UNARY = frozenset(UNARY_OPS)
+_NOT_PASSED_DOWN = frozenset({"fusion"})
 _BOUND: dict[str, tuple[Callable, str]] = {}  # table entry -> (its method's binder, its op)
 
 
@@ -202,8 +203,9 @@ class Transformation(Backend):
 
     @property
     def capabilities(self) -> frozenset:  # type: ignore[override]
-        """The parent's: a transformation computes on the parent backend's handles."""
-        return self.parent.capabilities
+        """The parent's (a transformation computes on the parent backend's handles), less ``"fusion"``: its
+        handles are tracers, which a fuser cannot compile (``fusion()`` is None)."""
+        return self.parent.capabilities - _NOT_PASSED_DOWN
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod
