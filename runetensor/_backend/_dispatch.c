@@ -111,8 +111,13 @@ static int small_array(PyObject *a)
     if (Py_TYPE(a) != ndarray_type)
         return 0;
     ArrayHead *h = (ArrayHead *)a;
+    for (int i = 0; i < h->nd; i++)
+        if (h->dimensions[i] == 0)
+            return 1;  /* empty */
     Py_ssize_t n = 1;
     for (int i = 0; i < h->nd; i++) {
+        if (h->dimensions[i] >= fast_min)  /* (before the product: no overflow) */
+            return 0;
         n *= h->dimensions[i];
         if (n >= fast_min)
             return 0;
