@@ -597,7 +597,7 @@ def refuse_range_bound(v: Any, what: str, fname: str) -> None:
     """
     if isinstance(v, Tensor) and v._backend.level > 0:
         # deferred: cycle: the transformations (runetensor._autodiff) import this module
-        from ._autodiff._trace import carries_derivative
+        from ._tracers._diff import carries_derivative
         if carries_derivative(v):
             raise TypeError(f"{fname}: {what} carries a derivative (it depends on the inputs of a running "
                             "grad/vjp/jvp), but the length of a range depends on its bounds' values; pass "

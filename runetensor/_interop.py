@@ -46,7 +46,7 @@ from ._backend import get_backend
 from ._creation import _object_flat
 from ._tensor import Tensor, wrap
 from ._validate import check_alloc
-from ._autodiff._trace import carries_derivative
+from ._tracers._diff import carries_derivative
 
 __all__ = ["from_dlpack", "memoryview"]
 

@@ -28,9 +28,9 @@ import sys
 import threading
 from typing import Any, Callable
 
-from ._autodiff._batch import BatchBackend
+from ._tracers._batch import BatchBackend
 from ._autodiff._pytree import tree_flatten, tree_unflatten
-from ._autodiff._trace import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
+from ._tracers._diff import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
 from ._backend.contract import Backend
 from ._dtypes import bool as bool_
 from ._dtypes import int32

@@ -48,7 +48,7 @@ class Prim:
                  write: bool = False, kind: str = "holo", batch: Callable | None = None):
         self.name = name
         #: the batching rule of ``rt.vmap``, ``batch(B, name, fn, operands, params)``: given by the entry,
-        #: or by ``runetensor._autodiff._batch_rules`` from the primitive's contract method (every
+        #: or by ``runetensor._tracers._batch_rules`` from the primitive's contract method (every
         #: elementwise op batches the same way)
         self.batch = batch
         self.dtype = dtype

@@ -278,7 +278,7 @@ def mean(t: Any, axes: Sequence[int] | None = None, keepdims: bool = False) -> T
 
 def _carries(t: Tensor) -> bool:
     # deferred: cycle: the transformations (runetensor._autodiff) import this module
-    from ._autodiff._trace import carries_derivative
+    from ._tracers._diff import carries_derivative
     return carries_derivative(t)
 
 

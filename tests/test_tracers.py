@@ -8,13 +8,13 @@ import inspect
 import pytest
 
 import runetensor as rt  # noqa: F401  (fills in the table)
-from runetensor._autodiff._batch import BatchBackend
-from runetensor._autodiff._trace import ForwardBackend, ReverseBackend
-from runetensor._autodiff._tracer import Transformation, generated_source
+from runetensor._tracers._batch import BatchBackend
+from runetensor._tracers._diff import ForwardBackend, ReverseBackend
+from runetensor._tracers._base import Transformation, generated_source
 from runetensor._backend import contract
 from runetensor._backend.contract import SIGNATURES, Backend
 from runetensor._dtype_rules import DTypeRule
-from runetensor._jit._backend import JitBackend
+from runetensor._tracers._jit import JitBackend
 from runetensor._primitives import PRIMS
 
 _ROLES = {"h", "h?", "hs", "*hs", "op", "p", "**p", "key", "obj", "out"}

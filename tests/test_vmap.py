@@ -15,7 +15,7 @@ import pytest
 
 import runetensor as rt
 from runetensor import array_api as xp
-from runetensor._autodiff._batch import BatchBackend
+from runetensor._tracers._batch import BatchBackend
 from runetensor._backend import contract
 from runetensor._tensor import binary_op, unary_op
 

@@ -1,10 +1,13 @@
-"""Automatic differentiation: transformations as tracer backends over the contract.
+"""The transformations' user API: differentiation, ``vmap``, control flow, pytrees.
 
-* :mod:`._trace`: the tracer backends (reverse and forward mode) and the functional rewrite of writes;
 * :mod:`._api`: ``grad``, ``vjp``, ``jvp`` and what is built on them;
+* :mod:`._vmap`: ``vmap``;
+* :mod:`._control`: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``, ``checkpoint``;
 * :mod:`._pytree`: the containers the transformations map over.
 
-The derivative rules live with the primitives, in :mod:`runetensor._primitives`.
+The backends they run on (reverse and forward mode, batching, jit tracing) are one layer down, in
+:mod:`runetensor._tracers`; the derivative and batching rules live with the primitives, in
+:mod:`runetensor._primitives`.
 """
 from .. import _primitives_linalg  # noqa: F401  (adds the linear-algebra and FFT entries to the primitive table)
 from ._api import (check_grads, custom_jvp, custom_vjp, detach, grad, hessian, hvp, jacfwd, jacrev, jvp,

@@ -16,7 +16,7 @@ from .._backend.contract import Backend
 from .._primitives import cast_like
 from .._tensor import Tensor, as_tensor, wrap
 from ._pytree import tree_flatten, tree_unflatten
-from ._trace import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
+from .._tracers._diff import ForwardBackend, Node, ReverseBackend, TraceBackend, Tracer, state
 from .._backend import get_backend
 from .._combine import stack
 from .._seeded_random import rand

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 from .._tensor import Tensor, as_tensor, wrap
 from ._api import _lowered, _up_outputs, below, vjp
-from ._batch import BatchedValueError
+from .._tracers._batch import BatchedValueError
 from ._pytree import leaf_names, tree_flatten, tree_map, tree_unflatten
-from ._trace import Node, ReverseBackend
+from .._tracers._diff import Node, ReverseBackend
 from .. import _dtypes as D
 from .._elementwise import clip, where
 from .._linalg import cond as linalg_cond

@@ -10,9 +10,9 @@ from typing import Any, Callable
 
 from .._tensor import Tensor, as_tensor, wrap
 from ._api import _top
-from ._batch import BatchBackend, BatchTracer, move_out
+from .._tracers._batch import BatchBackend, BatchTracer, move_out
 from ._pytree import argument_names, tree_flatten, tree_leaves, tree_unflatten
-from ._trace import state
+from .._tracers._diff import state
 
 __all__ = ["vmap"]
 

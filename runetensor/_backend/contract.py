@@ -216,7 +216,7 @@ class Fuser(ABC):
     """What a backend with the ``"fusion"`` capability offers ``rt.jit`` (:meth:`Backend.fusion`):
     compiled kernels for the programs it traces over this backend, and reuse of donated buffers.
 
-    A program (``runetensor._jit._program.Program``) gives ``steps`` (``runetensor._jit._backend.Step``:
+    A program (``runetensor._jit._program.Program``) gives ``steps`` (``runetensor._tracers._jit.Step``:
     ``name``, ``fn``, ``ins`` of ``Slot``/``Const``, ``outs``, ``params``, ``aval``), ``avals`` (per slot:
     shape, dtype, C-contiguous, strides, or None), ``out_slots`` and ``P`` (this backend).  Every step
     a fuser makes computes what the steps it replaces computed (docs/jit.md: bit for bit, or within the
@@ -680,7 +680,7 @@ class Signature:
 _S = Signature
 #: one :class:`Signature` per contract primitive (``tests/test_tracers.py`` checks it against the
 #: methods' parameters); the tracer backends of the transformations are generated from it
-#: (``runetensor/_autodiff/_tracer.py``)
+#: (``runetensor/_tracers/_base.py``)
 SIGNATURES: dict[str, Signature] = {
     "require": _S("query", "p p"),
     "dtype": _S("query", "h"), "strides": _S("query", "h"), "offset": _S("query", "h"),

@@ -24,7 +24,7 @@ from .._autodiff._pytree import tree_flatten, tree_unflatten
 from .._backend import _active
 from .._settings import env_setting, positive_int
 from .._tensor import Tensor, wrap
-from ._backend import Const, JitBackend, Output
+from .._tracers._jit import Const, JitBackend, Output
 from ._capture import lifting
 from ._program import Program
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._autodiff._pytree import tree_unflatten
 from .._tensor import Tensor, wrap
-from ._backend import EFFECTS, WRITES, Const, JitBackend, Output, Slot, Step, fresh as _fresh
+from .._tracers._jit import EFFECTS, WRITES, Const, JitBackend, Output, Slot, Step, fresh as _fresh
 
 #: elementwise ops written into a donated buffer: their ``out=`` result is bit-identical to the fresh one
 _OUT_OK = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt"})

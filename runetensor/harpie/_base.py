@@ -21,7 +21,7 @@ from .._backend.contract import UNARY_OPS
 from .._dtypes import DType
 from .._indexing import _full
 from .._tensor import Tensor, as_tensor, wrap
-from .._autodiff._trace import carries_derivative
+from .._tracers._diff import carries_derivative
 from .._tensor import binary_op
 
 __all__ = ["UnsafeArray", "show", "pretty", "equal"]

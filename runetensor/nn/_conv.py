@@ -27,7 +27,7 @@ from .._creation import int_range, ones
 from .._elementwise import maximum as _maximum
 from .._reduction import sum as _rsum
 from .._autodiff import custom_vjp, vjp as _vjp
-from .._autodiff._trace import TraceBackend, carries_derivative
+from .._tracers._diff import TraceBackend, carries_derivative
 from .._backend import _convk
 from .._backend._parallel import parallel_for
 from .._tensor import Tensor, as_tensor, wrap

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._jit._backend import Slot, Step
+from ..._tracers._jit import Slot, Step
 from .._jitrun import can_donate as _can_donate
 from ..contract import Fuser
 from . import _fuse

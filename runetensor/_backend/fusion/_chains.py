@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._jit._backend import Slot, Step
+from ..._tracers._jit import Slot, Step
 from .._jitrun import c_layout_as2d_strides, make_row_runner
 from ._fuse import _CTYPE, _FBIN, _FLOAT, _literal, _load
 

@@ -8,7 +8,7 @@ trailing axes at the end of a chain.  Correctly rounded operations give eager's 
 transcendentals' ulp bound vs eager and the reduction order are documented and tested.
 
 The NumPy backend offers this to ``rt.jit`` through the contract (``Backend.fusion``: the ``Fuser``
-of :mod:`runetensor._backend.fusion`); it reads the jit's program steps (``runetensor._jit._backend``:
+of :mod:`runetensor._backend.fusion`); it reads the jit's program steps (``runetensor._tracers._jit``:
 ``Step``, whose operands are ``Slot``/``Const``) and calls kernels through ``.._jitrun``.
 
 The C source is compiled with the system compiler (``$CC`` or ``cc``) into a shared library
@@ -32,7 +32,7 @@ import warnings
 from typing import Any
 
 from ... import _dtypes as D
-from ..._jit._backend import EFFECTS, WRITES, Const, Slot, Step, fresh
+from ..._tracers._jit import EFFECTS, WRITES, Const, Slot, Step, fresh
 from .. import _fast
 from .._jitrun import Kernel, c_layout_as2d_strides, make_matmul, make_runner, round_to
 from . import _cache

@@ -1,6 +1,6 @@
 """The batching rules of ``rt.vmap``: one per primitive, stored in its table entry (``Prim.batch``).
 
-A rule is ``rule(B, name, fn, hs, params)``: ``B`` the :class:`~runetensor._autodiff._batch.BatchBackend`,
+A rule is ``rule(B, name, fn, hs, params)``: ``B`` the :class:`~runetensor._tracers._batch.BatchBackend`,
 ``name`` the table entry, ``fn`` the parent's primitive with ``params`` bound (a function of parent
 handles), ``hs`` the operands (batch tracers, lower-level handles or scalars).  It calls the parent
 once for all lanes and returns batch tracers.  Most primitives batch by one of a few patterns, so an

@@ -24,7 +24,7 @@ from .._backend.contract import Backend, BatchedValueError
 from .._primitives import PRIMS, inv_perm
 from .._primitives import reshape as _reshape
 from ._batch_rules import BATCH_RULES as _RULES
-from ._tracer import Transformation
+from ._base import Transformation
 
 _SCALARS = (int, float, complex, bool)
 #: what each host read is called in the error for a value that differs from lane to lane

@@ -34,7 +34,7 @@ from .. import _debug
 from .._backend import _active
 from .._backend.contract import Backend
 from .._primitives import PRIMS, sum_to, zeros, zeros_like
-from ._tracer import IMPORTS, Transformation, replay_view
+from ._base import IMPORTS, Transformation, replay_view
 
 _seq = itertools.count()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .._autodiff._tracer import Transformation
+from ._base import Transformation
 from .._backend.contract import BINARY_OPS, UNARY_OPS, Backend, TracedValueError
 
 _SCALARS = (int, float, complex, bool, str, type(None))
