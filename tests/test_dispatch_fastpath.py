@@ -475,3 +475,50 @@ def test_library_works_without_the_extension():
         "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# ---------------------------------------------------------------------------
+# NumpyBackend.binary's small plain case in C
+# ---------------------------------------------------------------------------
+_BACKEND_OPS = ["add", "sub", "mul", "div", "pyfloordiv", "mod", "pymod", "pow", "maximum", "minimum", "fmax",
+                "atan2", "hypot", "copysign", "eq", "ne", "lt", "ge", "logical_and", "logical_xor", "bitwise_and",
+                "bitwise_xor", "lshift", "rshift", "floordiv", "nosuchop"]
+
+
+def _backend_outcome(op, x, y):
+    be = rt.get_backend("numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = be.binary(op, x, y)
+        except Exception as e:  # noqa: BLE001 - the comparison is the point
+            return ("raise", type(e), str(e))
+    return ("ok", type(r), r.dtype, r.shape, r.strides, r.tobytes())
+
+
+def test_backend_binary_matches_python_path(monkeypatch):
+    import sys
+    nb = sys.modules["runetensor._backend.numpy_backend"]
+    if nb._cbinary is None:
+        pytest.skip("the C backend path is off")
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(8).astype(np.float32), rng.standard_normal((3, 4)),
+              rng.integers(-5, 6, 8).astype(np.int32), rng.integers(0, 6, 8).astype(np.uint8),
+              np.float64(2.5) * np.ones(()), rng.standard_normal(8).astype(np.float16),
+              rng.standard_normal(8) > 0, (rng.standard_normal(8) + 1j).astype(np.complex64),
+              rng.standard_normal(1 << 18).astype(np.float32), np.arange(8.0).astype(">f8"),
+              rng.standard_normal((4, 6))[:, ::2], np.zeros((0,), np.float32)]
+    others = [None, 2.0, -3, 0, 10 ** 30, True, np.float32(2), "x"]
+    cases = []
+    for a in arrays:
+        for o in others:
+            b = a if o is None else o
+            cases += [(a, b), (b, a)]
+    cases += [(arrays[0], arrays[2]), (arrays[1], arrays[0]), (arrays[1], arrays[1][0]), (1.0, 2.0)]
+    for op in _BACKEND_OPS:
+        c = [_backend_outcome(op, x, y) for x, y in cases]
+        monkeypatch.setattr(nb, "_cbinary", None)
+        py = [_backend_outcome(op, x, y) for x, y in cases]
+        monkeypatch.undo()
+        for k, (cc, pp) in enumerate(zip(c, py)):
+            assert cc == pp, (op, k)

@@ -645,6 +645,72 @@ static PyObject *transpose_view(PyObject *mod, PyObject *t0)
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * NumpyBackend.binary's small plain case (runetensor/_backend/numpy_backend.py)
+ * ---------------------------------------------------------------------------------------------- */
+static PyObject *bk_ops = NULL;  /* op name -> (ufunc, float operands only) */
+static PyObject *bk_plain[MAXDT], *bk_float[MAXDT];
+static int nbk_plain = 0, nbk_float = 0;
+
+/* set_backend_ops(ops, plain_dtypes, float_dtypes): what backend_binary may run. */
+static PyObject *set_backend_ops(PyObject *mod, PyObject *args)
+{
+    PyObject *ops, *plain, *flt;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &ops, &plain, &flt))
+        return NULL;
+    if (bk_ops != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.set_backend_ops: already set");
+        return NULL;
+    }
+    if (fill(bk_plain, &nbk_plain, plain) < 0 || fill(bk_float, &nbk_float, flt) < 0)
+        return NULL;
+    Py_INCREF(ops);
+    bk_ops = ops;
+    Py_RETURN_NONE;
+}
+
+/* backend_binary(op, x, y): NumpyBackend.binary(op, x, y) when the ufunc is all it does: op one of
+ * set_backend_ops's, the operands ndarrays of one plain dtype (fewer than fast_min elements) or exact
+ * Python floats/ints beside one; the result as that method returns it (a 0-d array, not a NumPy
+ * scalar).  NotImplemented otherwise, and when the ufunc raises (the method then raises it). */
+static PyObject *backend_binary(PyObject *mod, PyObject *const *a, Py_ssize_t n)
+{
+    (void)mod;
+    if (n != 3 || bk_ops == NULL || !ready || !PyUnicode_CheckExact(a[0]))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *spec = PyDict_GetItemWithError(bk_ops, a[0]);
+    if (spec == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *descr = NULL;
+    for (int i = 1; i < 3; i++) {
+        PyObject *v = a[i];
+        if (Py_TYPE(v) == ndarray_type) {
+            PyObject *d = ((ArrayHead *)v)->descr;
+            if ((descr != NULL && d != descr) || !small_array(v) || !allowed(bk_plain, nbk_plain, d))
+                Py_RETURN_NOTIMPLEMENTED;
+            descr = d;
+        } else if (!PyFloat_CheckExact(v) && !PyLong_CheckExact(v)) {
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+    }
+    if (descr == NULL || (PyTuple_GET_ITEM(spec, 1) == Py_True && !allowed(bk_float, nbk_float, descr)))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, 0), a + 1, 2, NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (Py_TYPE(r) != ndarray_type) {
+        PyObject *arr = PyObject_CallOneArg(asarray, r);
+        Py_DECREF(r);
+        return arr;
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------------
  * rt.jit's cached calls (runetensor/_jit/__init__.py, runetensor/_backend/_jitrun.py)
  * ---------------------------------------------------------------------------------------------- */
 
@@ -970,6 +1036,10 @@ static PyMethodDef methods[] = {
     {"reshape_view", (PyCFunction)(void (*)(void))reshape_view, METH_FASTCALL,
      "reshape_view(t, shape, max_rank): rt.reshape's view for a NumPy tensor and a plain shape, else None"},
     {"transpose_view", transpose_view, METH_O, "transpose_view(t): rt.transpose(t) for a NumPy tensor, else None"},
+    {"set_backend_ops", set_backend_ops, METH_VARARGS,
+     "set_backend_ops(ops, plain_dtypes, float_dtypes): the ufuncs backend_binary runs, per op name"},
+    {"backend_binary", (PyCFunction)(void (*)(void))backend_binary, METH_FASTCALL,
+     "backend_binary(op, x, y): NumpyBackend.binary's result for small plain operands, else NotImplemented"},
     {"fast_key", fast_key, METH_O,
      "fast_key(args): rt.jit's fast-path key when every argument is a C-contiguous NumPy Tensor, else "
      "NotImplemented"},

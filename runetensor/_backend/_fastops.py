@@ -27,6 +27,7 @@ the two at run time (the tests compare them).
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -85,6 +86,7 @@ def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> b
     _TENSOR.append(tensor)
     global WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW
     WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW = _dispatch.wrap, _dispatch.reshape_view, _dispatch.transpose_view
+    _install_backend_binary()
     plain = [(rt_d, nd.kind) for rt_d, nd in NP_DTYPE.items() if nd in _PLAIN]
     for name, prim, result, kinds, reflected, unary in ops:
         found = _ufunc(prim, unary)
@@ -100,6 +102,20 @@ def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> b
         _C[name] = _dispatch.add_op(name, uf, fn, result, reflected, unary, same, floats, ints)
     set_enabled(True)
     return True
+
+
+def _install_backend_binary() -> None:
+    """``NumpyBackend.binary`` on small operands of one plain dtype in C: the ops whose ufunc is all the
+    method calls there (``_BINARY``'s ufuncs; on floats, the division family's ``_FLOAT_UFUNC``)."""
+    nb = sys.modules[numpy_backend.__class__.__module__]
+    ops: dict[str, tuple[Any, bool]] = {op: (fn, False) for op, fn in _BINARY.items()
+                                        if isinstance(fn, np.ufunc) and op != "floordiv"}
+    for op in ("div", "pyfloordiv", "mod", "pymod"):
+        fn = _FLOAT_UFUNC.get(op)
+        if isinstance(fn, np.ufunc) and op not in ops:
+            ops[op] = (fn, True)
+    _dispatch.set_backend_ops(ops, tuple(_PLAIN), tuple(d for d in _PLAIN if d.kind == "f"))
+    nb._cbinary = _dispatch.backend_binary
 
 
 def install_getitem(tensor: type) -> bool:

@@ -369,6 +369,8 @@ _FLOAT_UNARY = {"sign": np.sign, "recip": np.reciprocal, "trunc": np.trunc, "cei
 _INT_UFUNC = {"pyfloordiv": np.floor_divide, "mod": np.fmod, "pymod": np.remainder}
 _BINARY_BOOL = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
 _BOOL_DT = np.dtype(np.bool_)
+#: ``_dispatch.backend_binary`` once ``_fastops.install`` has set it up (None: not built, or turned off)
+_cbinary = None
 #: NumPy's bool loops for these read a broadcast (stride 0) operand's byte as it is (2 ^ 1 is 3: True), while
 #: their other loops read any nonzero byte as True (a bool's byte may be anything: ``np.frombuffer``, views)
 _BOOL_BYTEWISE = frozenset({"bitwise_xor", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"})
@@ -831,6 +833,10 @@ class NumpyBackend(Backend):
             raise _memory_error(e) from None
 
     def binary(self, op, x, y, out=None):
+        if out is None and _cbinary is not None:
+            r = _cbinary(op, x, y)  # small operands of one plain dtype: the ufunc below, called in C
+            if r is not NotImplemented:
+                return r
         try:
             if op == "floordiv":  # Python's floor division, then floor(x / y) at infinities
                 return _floordiv(self, x, y, out)
