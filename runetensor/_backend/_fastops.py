@@ -11,6 +11,11 @@ case.  The dtypes are the ones whose ops the backend hands straight to a NumPy u
 float64 and the integer dtypes (bool, complex, float16, bfloat16/float8 and int4 take the Python
 path).
 
+The same extension also builds result tensors (:data:`WRAP`, which ``_tensor.wrap`` becomes), takes
+``rt.reshape``/``rt.transpose`` views (:data:`RESHAPE_VIEW`, :data:`TRANSPOSE_VIEW`), runs
+``NumpyBackend.binary``'s small plain case (``numpy_backend._cbinary``) and ``rt.jit``'s cached calls
+(``runetensor/_jit/__init__.py``, ``_jitrun.py``); docs/performance.md, "Per-call overhead".
+
 Without the compiled module, or with ``RUNETENSOR_C_DISPATCH=0`` in the environment at import, the
 Python methods stay (same results).  ``set_enabled(False)`` / ``set_enabled(True)`` switch between
 the two at run time (the tests compare them).
