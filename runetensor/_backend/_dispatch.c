@@ -73,6 +73,54 @@ static Py_ssize_t fast_min = 0;
 static unsigned int tensor_tag = 0, backend_tag = 0;
 static int ready = 0;
 
+/* NumPy's floating-point error state is a context variable: the Python path runs its ufuncs under
+ * np.errstate(all="ignore") (the contract: no primitive prints warnings), and so does every ufunc call
+ * here, by setting that variable to errstate's "ignore" value around the call (set_quiet).  Until
+ * set_quiet has run, the fast paths stay off. */
+static PyObject *quiet_var = NULL, *quiet_val = NULL;
+
+static PyObject *call_quiet(PyObject *f, PyObject *const *argv, size_t n)
+{
+    PyObject *tok = PyContextVar_Set(quiet_var, quiet_val);
+    if (tok == NULL)
+        return NULL;
+    PyObject *r = PyObject_Vectorcall(f, argv, n, NULL);
+    if (r != NULL) {
+        int bad = PyContextVar_Reset(quiet_var, tok) < 0;
+        Py_DECREF(tok);
+        if (bad)
+            Py_CLEAR(r);
+        return r;
+    }
+    PyObject *et, *ev, *tb;  /* keep the ufunc's exception across the reset */
+    PyErr_Fetch(&et, &ev, &tb);
+    if (PyContextVar_Reset(quiet_var, tok) < 0) {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(tb);
+    } else {
+        PyErr_Restore(et, ev, tb);
+    }
+    Py_DECREF(tok);
+    return NULL;
+}
+
+/* set_quiet(var, value): NumPy's error-state context variable and its value under errstate(all="ignore") */
+static PyObject *set_quiet(PyObject *mod, PyObject *args)
+{
+    PyObject *var, *val;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "OO", &var, &val))
+        return NULL;
+    if (!PyContextVar_CheckExact(var)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch.set_quiet: var must be a contextvars.ContextVar");
+        return NULL;
+    }
+    Py_XSETREF(quiet_var, Py_NewRef(var));
+    Py_XSETREF(quiet_val, Py_NewRef(val));
+    Py_RETURN_NONE;
+}
+
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 /* True when nothing the fast path skips has been patched since the last check. */
@@ -272,7 +320,7 @@ static PyObject *run(int i, PyObject *self, PyObject *const *args, Py_ssize_t na
     if (s->unary) {
         if (!allowed(s->same, s->nsame, sdt))
             return fallback(s, self, args, nargs, kwnames);
-        r = PyObject_CallOneArg(s->ufunc, sd);
+        r = call_quiet(s->ufunc, &sd, 1);
     } else {
         PyObject *o = args[0], *argv[2];
         PyTypeObject *ot = Py_TYPE(o);
@@ -298,7 +346,7 @@ static PyObject *run(int i, PyObject *self, PyObject *const *args, Py_ssize_t na
             argv[0] = sd;
             argv[1] = o;
         }
-        r = PyObject_Vectorcall(s->ufunc, argv, 2, NULL);
+        r = call_quiet(s->ufunc, argv, 2);
     }
     if (r == NULL) {
         if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError) ||
@@ -363,6 +411,10 @@ static PyObject *setup(PyObject *mod, PyObject *args)
     (void)mod;
     if (ready) {
         PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: already set up");
+        return NULL;
+    }
+    if (quiet_var == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_dispatch.setup: call set_quiet first (NumPy's error state)");
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "O!O!OOOn", &PyType_Type, &tt, &PyType_Type, &nt, &probe, &be, &asa, &fm))
@@ -697,7 +749,7 @@ static PyObject *backend_binary(PyObject *mod, PyObject *const *a, Py_ssize_t n)
     }
     if (descr == NULL || (PyTuple_GET_ITEM(spec, 1) == Py_True && !allowed(bk_float, nbk_float, descr)))
         Py_RETURN_NOTIMPLEMENTED;
-    PyObject *r = PyObject_Vectorcall(PyTuple_GET_ITEM(spec, 0), a + 1, 2, NULL);
+    PyObject *r = call_quiet(PyTuple_GET_ITEM(spec, 0), a + 1, 2);
     if (r == NULL) {
         PyErr_Clear();
         Py_RETURN_NOTIMPLEMENTED;
@@ -1025,6 +1077,9 @@ static PyObject *run_plan(PyObject *mod, PyObject *const *args, Py_ssize_t nargs
 }
 
 static PyMethodDef methods[] = {
+    {"set_quiet", set_quiet, METH_VARARGS,
+     "set_quiet(var, value): NumPy's error-state context variable and its errstate(all='ignore') value, set "
+     "around every ufunc call (required before setup)"},
     {"setup", setup, METH_VARARGS,
      "setup(Tensor, ndarray, probe, backend, asarray, fast_min): check the array layout on the probe and "
      "remember the objects the fast path compares with"},

@@ -75,6 +75,14 @@ def _ufunc(prim: str, unary: bool) -> tuple[Any, str] | None:
     return (fn, "f") if isinstance(fn, np.ufunc) else None
 
 
+def _errstate_ignore() -> tuple[Any, Any]:
+    """NumPy's error-state context variable and its value under ``np.errstate(all="ignore")``: the C calls run
+    their ufuncs under it, as the Python path runs them under ``errstate`` (no primitive prints warnings)."""
+    from numpy._core._ufunc_config import _extobj_contextvar as var  # deferred: NumPy internals, read once
+    with np.errstate(all="ignore"):
+        return var, var.get()
+
+
 def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> bool:
     """Put the C descriptors on ``tensor`` for ``ops``: ``(method name, contract op, result DType or None
     (the operand's), dtype kinds of the fast case, reflected, unary)``.  Returns whether they are on.
@@ -84,10 +92,11 @@ def install(tensor: type, ops: list[tuple[str, str, Any, str, bool, bool]]) -> b
     if _dispatch is None or _TENSOR or os.environ.get("RUNETENSOR_C_DISPATCH", "1") == "0":
         return False
     try:
+        _dispatch.set_quiet(*_errstate_ignore())
         _dispatch.setup(tensor, np.ndarray, np.empty((2, 3, 5), np.int8)[:, ::2], numpy_backend,
                         np.asarray, _FAST_MIN)
-    except (RuntimeError, TypeError):  # an unexpected array layout or patched classes: stay in Python
-        return False
+    except (RuntimeError, TypeError, ImportError, AttributeError):
+        return False  # an unexpected array layout, patched classes, another NumPy error state: stay in Python
     _TENSOR.append(tensor)
     global WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW
     WRAP, RESHAPE_VIEW, TRANSPOSE_VIEW = _dispatch.wrap, _dispatch.reshape_view, _dispatch.transpose_view
