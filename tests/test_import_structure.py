@@ -157,9 +157,8 @@ def _has_reason(lines: list[str], node: ast.stmt) -> bool:
     return any("#" in line for line in own) or above.startswith("#")
 
 
-#: folders left out of the reason check while they are being reworked: runetensor/_jit/ (its two
-#: imports inside functions, of ``_treepaths`` and ``_backend``, can move to its top); to be emptied
-_NOT_CHECKED = ("_jit",)
+#: folders left out of the reason check (none)
+_NOT_CHECKED: tuple[str, ...] = ()
 
 
 def test_every_import_inside_a_function_says_why():

@@ -21,9 +21,10 @@ from typing import Any, Callable, Sequence
 
 from .. import _debug
 from .._autodiff._pytree import tree_flatten, tree_unflatten
-from .._backend import _active
+from .._backend import _active, get_backend
 from .._settings import env_setting, positive_int
 from .._tensor import Tensor, wrap
+from .._treepaths import leaf_paths
 from .._tracers._jit import Const, JitBackend, Output
 from ._capture import lifting
 from ._program import Program
@@ -117,7 +118,6 @@ def _describe_leaf(d: Any) -> str:
 def _diff(old: tuple, new: tuple) -> str:
     """Words for the first argument whose signature changed between two calls, by position and
     path: ``argument 1 (`state.count`): Python int 5 -> 6``."""
-    from .._treepaths import leaf_paths
     od, nd = dict(old), dict(new)
     pos = {name: i for i, (name, _) in enumerate(new)}
     def named(name: str) -> str:
@@ -264,7 +264,6 @@ class _Jitted:
                 if top is None or b.level > top.level:
                     top = b
         if top is None:
-            from .._backend import get_backend
             top = get_backend()
         if top.level > 0:
             self.stats["inline_calls"] += 1
