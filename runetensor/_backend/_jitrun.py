@@ -3,7 +3,7 @@
 A kernel is ``kernel(n0, n1, x0p, x0a[, x0b], ..., y0p, ...[, red])``: a 2-d loop over the group's
 shape collapsed to ``(n0, n1)`` (for a reduction: kept rows by reduced elements).  Input ``j`` is
 read at ``x{j}p[r * a + c * b]`` in elements, where ``b`` is baked into the source when it is 1 (unit
-stride) or 0 (broadcast along the row) and passed otherwise; results are written C-contiguous, and a
+stride) or 0 (broadcast along the row) and passed otherwise (:class:`Stride`); results are written C-contiguous, and a
 reduction writes one double per row into ``red`` (argmax/argmin: one int64).  Large loops are split
 into chunks on the thread pool (the GIL is released during the call): rows, or column ranges of a
 single row (each range then gives its own partial sum/max/min, combined in a fixed order; an
@@ -48,6 +48,48 @@ except ImportError:  # not built: the runners below do it in Python
 _PAR_MIN = 1 << 16
 #: what a runner's layout cache is keyed by, per operand
 _LAYOUT = operator.attrgetter("shape", "strides", "dtype")
+
+
+class Stride:
+    """How a kernel reads an operand along its rows (baked into its C source at trace time).
+
+    ``UNIT``: stride 1, element ``c`` of the row; ``BROADCAST``: stride 0, one value per row;
+    ``GENERAL``: a stride the kernel takes as an argument at run time.
+
+    >>> Stride.UNIT in Stride.ALL and Stride.GENERAL != Stride.BROADCAST
+    True
+    """
+
+    __slots__ = ()
+    UNIT = "unit"
+    BROADCAST = "broadcast"
+    GENERAL = "general"
+    ALL = (UNIT, BROADCAST, GENERAL)
+
+
+class Reduction:
+    """The reduction that ends a fused loop: what a runner needs to finish its per-row partials.
+
+    ``op``: ``"sum"``/``"max"``/``"min"`` (per row, or of everything when ``whole``), ``"argmax"``/
+    ``"argmin"`` (one int64 per row), ``"colsum"``/``"colmax"``/``"colmin"`` (over leading axes: one
+    value per column); ``dtype``: the result's runetensor dtype; ``shape``: the result's shape;
+    ``whole``: every axis of the loop is reduced (one value).
+
+    >>> import runetensor as rt
+    >>> Reduction("sum", rt.float32, (), True)
+    Reduction('sum', float32, (), whole=True)
+    """
+
+    __slots__ = ("op", "dtype", "shape", "whole")
+
+    def __init__(self, op: str, dtype: Any, shape: tuple, whole: bool):
+        self.op = op
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.whole = bool(whole)
+
+    def __repr__(self) -> str:
+        return f"Reduction({self.op!r}, {self.dtype}, {self.shape}, whole={self.whole})"
 
 
 def _unload(handle: int) -> None:
@@ -266,7 +308,7 @@ def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> tup
         v = np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(n0, n1)
         copied = True
     b = v.strides[1]
-    if (pat == "1" and b != dt.itemsize and n1 > 1) or (pat == "0" and b != 0 and n1 > 1) or \
+    if (pat == Stride.UNIT and b != dt.itemsize and n1 > 1) or (pat == Stride.BROADCAST and b != 0 and n1 > 1) or \
             b % dt.itemsize or v.strides[0] % dt.itemsize:
         return None
     return v, copied
@@ -274,7 +316,7 @@ def _as2d(x: Any, shape: tuple, n0: int, n1: int, dt: np.dtype, pat: str) -> tup
 
 def _layouts(xs: tuple, specs: list) -> tuple | None:
     """Per operand ``(item size, row stride, column stride)`` (strides in items) as the kernel reads
-    it, given ``specs[j] = (loop shape, n0, n1, dtype, pattern)``, and the ``(j, shape)`` of the
+    it, given ``specs[j] = (loop shape, n0, n1, dtype, Stride pattern)``, and the ``(j, shape)`` of the
     operands to copy first (see ``_copied``); None when an operand cannot be read (the fallback)."""
     lay = []
     copies = []
@@ -303,23 +345,27 @@ def _plans(xs: tuple, plans: dict, make: Callable) -> Any:
 
 
 def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: list, loop: tuple,
-                red: tuple | None, fallback: Callable, rows_only: bool = False) -> Callable:
+                red: Reduction | None, fallback: Callable, rows_only: bool = False) -> Callable:
     """A program step running ``kern`` on its operands; returns its results (the stored
-    intermediates, then the reduction's result if ``red = (op, dtype, result shape, all_axes)``).
+    intermediates, then the reduction's result if ``red`` is a :class:`Reduction`).  ``pats``: per
+    operand, its :class:`Stride` pattern.
     ``fallback(*operands)`` runs the original steps (operands of an unexpected layout).
     ``rows_only``: a row is never split over threads (a scan runs along it)."""
     dts = [np.dtype(NP_DTYPE[d]) for d in in_dts]
     odts = [np.dtype(NP_DTYPE[d]) for d in out_dts]
     n0, n1 = loop
     total = n0 * n1
-    gen = [p == "g" for p in pats]
+    gen = [p == Stride.GENERAL for p in pats]
     plans: dict = {}
     bufs = Outputs([(shape, dt) for dt in odts])
-    arg = red is not None and red[0].startswith("arg")  # argmax/argmin: one int64 per row, rows not split
+    # the reduction's fields, read once here rather than at each call
+    rop, rshape, all_axes = (red.op, red.shape, red.whole) if red is not None else ("", (), False)
+    rnp = None if red is None else np.dtype(NP_DTYPE[red.dtype])  # the result's NumPy dtype
+    arg = rop.startswith("arg")  # argmax/argmin: one int64 per row, rows not split
     # a reduction over leading axes: each chunk of rows fills its own row of n1 partials
-    col = red is not None and red[0].startswith("col")
+    col = rop.startswith("col")
     rows_only = rows_only or arg or col
-    pdt = np.dtype(np.int64 if arg else np.float64 if not col or red[0] == "colsum" else NP_DTYPE[red[1]])
+    pdt = np.dtype(np.int64) if arg else np.dtype(np.float64) if not col or rop == "colsum" else rnp
 
     specs = [(shape, n0, n1, dt, p) for dt, p in zip(dts, pats)]
     cplan: list = [None]  # the C plan of the last small layout (one chunk whatever the thread count)
@@ -383,14 +429,13 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
         _run_chunks(k, chunks, arrs)
         if red is None:
             return outs
-        rop, rdt, rshape, all_axes = red
         if arg:
             return (*outs, parts.reshape(rshape))
         if col:  # the chunks' partials combined in chunk order (sum: pairwise, in double)
             p2 = parts.reshape(-1, n1)
             r = np.add.reduce(p2, axis=0) if rop == "colsum" else p2.max(axis=0) if rop == "colmax" \
                 else p2.min(axis=0)  # (max/min: NaN propagates)
-            return (*outs, np.asarray(r.astype(np.dtype(NP_DTYPE[rdt])).reshape(rshape)))
+            return (*outs, np.asarray(r.astype(rnp).reshape(rshape)))
         if all_axes or split_cols:
             if rop == "sum":
                 r = np.add.reduce(parts)  # pairwise over rows / column ranges, in double
@@ -399,7 +444,7 @@ def make_runner(kern: Kernel, shape: tuple, in_dts: list, pats: list, out_dts: l
             r = np.asarray(r)
         else:
             r = parts
-        r = np.asarray(r.astype(np.dtype(NP_DTYPE[rdt])).reshape(rshape))
+        r = np.asarray(r.astype(rnp).reshape(rshape))
         return (*outs, r)
 
     def run(*xs: Any) -> tuple:
@@ -424,7 +469,7 @@ def make_row_runner(kern: Kernel, n_rows: int, ext: list, bufs: list, out_bufs: 
                     fallback: Callable) -> Callable:
     """A program step running a row-chain kernel ``kernel(n0, e0p, e0a, e0b, ..., b0, b1, ...)``:
     several fused loops over the same ``n_rows`` rows, all run for one row before the next.  ``ext``:
-    per external operand ``(group shape, (n0, n1) loop, dtype, pattern)``; ``bufs``: ``(shape, dtype)``
+    per external operand ``(group shape, (n0, n1) loop, dtype, Stride pattern)``; ``bufs``: ``(shape, dtype)``
     of the buffers it fills (C-contiguous, ``n_rows`` rows each); returns ``bufs[i]`` for ``i`` in
     ``out_bufs``.  Rows are split over the thread pool; ``fallback(*operands)`` runs the steps one by
     one (operands of an unexpected layout)."""

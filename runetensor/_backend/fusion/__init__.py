@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._tracers._jit import Slot, Step
+from .._jitrun import Stride
 from .._jitrun import can_donate as _can_donate
 from ..contract import Fuser
 from . import _fuse
@@ -46,10 +47,10 @@ class NumpyFuser(Fuser):
         fl = step.params.get("loop")
         av = avals[slot]
         if fl is None or tuple(step.params.get("gshape") or ()) != tuple(av[0]) \
-                or step.params.get("rinfo") is not None:
+                or step.params.get("reduction") is not None:
             return None
         reads = [k for k, x in enumerate(step.ins) if type(x) is Slot and x.index in alias]
-        if len(reads) > 1 or (reads and (step.ins[reads[0]].index != slot or fl.patterns[reads[0]] != "1")):
+        if len(reads) > 1 or (reads and (step.ins[reads[0]].index != slot or fl.patterns[reads[0]] != Stride.UNIT)):
             return None
         for j, o in enumerate(fl.outs):
             if o in out_slots and o not in taken and avals[o] == av:

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..._tracers._jit import Slot, Step
-from .._jitrun import c_layout_as2d_strides, make_row_runner
+from .._jitrun import Stride, c_layout_as2d_strides, make_row_runner
 from ._fuse import _CTYPE, _FBIN, _FLOAT, _literal, _load
 
 
@@ -17,8 +17,8 @@ def _rowwise(st: Step) -> int | None:
     """The row count of a step that can join a row chain (a fused loop over rows, not reducing all
     axes, or an ``out=`` float op on one value per row), else None."""
     if st.name == "fused":
-        fl, rinfo = st.params.get("loop"), st.params.get("rinfo")
-        if fl is None or st.params.get("scan") or (rinfo is not None and (rinfo[3] or rinfo[0][:3] in ("arg", "col"))):
+        fl, red = st.params.get("loop"), st.params.get("reduction")
+        if fl is None or st.params.get("scan") or (red is not None and (red.whole or red.op[:3] in ("arg", "col"))):
             return None
         return fl.loop[0]
     return None
@@ -61,7 +61,7 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
     element and that nothing reads after it (softmax: ``exp(x - m) / s`` over ``exp(x - m)``)."""
     alias: dict[int, int] = {}   # slot -> chain buffer index
     bufs: list[tuple] = []       # (shape, dtype) of the chain's buffers (C-contiguous)
-    ext: list = []               # external operands: (spec, dtype, group shape, (n0, n1), pattern)
+    ext: list = []               # external operands: (spec, dtype, group shape, (n0, n1), Stride)
     ext_idx: dict = {}
     srcs: list[str] = []
     body: list[str] = []
@@ -107,13 +107,13 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
             continue
         fl = st.params["loop"]
         src, ins, in_dts, pats, gouts, (n0, n1) = fl.source, fl.ins, fl.in_dtypes, fl.patterns, fl.outs, fl.loop
-        rinfo = st.params["rinfo"]
+        red = st.params["reduction"]
         gshape = avals[gouts[0]][0] if gouts else None
-        if rinfo is not None:
+        if red is not None:
             red_slot = st.outs[-1]
             gshape = None
         ksrc = src.replace("void kernel(", f"static inline void k{i}(", 1)
-        args = ["1", str(n1)]
+        args = ["1", str(n1)]  # this row's loop: n0 = 1, n1
         reads_after = {x.index for s2 in seg[i + 1:] for x in s2.ins if type(x) is Slot} | later
         reuse: int | None = None
         for spec, dt, pt in zip(ins, in_dts, pats):
@@ -131,10 +131,10 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
                 if sts is None or sts[0] != isz * (math.prod(bshape) // N):
                     return None  # row r must read the buffer's own row r
                 sa, sb = sts[0] // isz, sts[1] // isz
-                if n1 > 1 and ((pt == "1" and sb != 1) or (pt == "0" and sb != 0)):
+                if n1 > 1 and ((pt == Stride.UNIT and sb != 1) or (pt == Stride.BROADCAST and sb != 0)):
                     return None
-                args += [f"b{alias[v]} + r * {sa}", str(sa)] + ([str(sb)] if pt == "g" else [])
-                if (reuse is None and rinfo is None and gouts and v not in reads_after and sa == n1 and sb == 1
+                args += [f"b{alias[v]} + r * {sa}", str(sa)] + ([str(sb)] if pt == Stride.GENERAL else [])
+                if (reuse is None and red is None and gouts and v not in reads_after and sa == n1 and sb == 1
                         and tuple(bshape) == tuple(avals[gouts[0]][0]) and bd is avals[gouts[0]][1]
                         and sum(1 for x in alias.values() if x == alias[v]) == 1):
                     reuse = v
@@ -143,7 +143,7 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
             if j is None:
                 j = ext_idx[spec] = len(ext)
                 ext.append((spec, dt, _group_shape(st, avals, gshape, ins), (n0, n1), pt))
-            args += [f"e{j}p + r * e{j}a", f"e{j}a"] + ([f"e{j}b"] if pt == "g" else [])
+            args += [f"e{j}p + r * e{j}a", f"e{j}a"] + ([f"e{j}b"] if pt == Stride.GENERAL else [])
         for o in gouts:
             if reuse is not None:
                 # in place: element c is read before it is written (no restrict on this kernel)
@@ -156,11 +156,11 @@ def _build_chain(seg: list[Step], avals: list, N: int, later: set) -> Step | Non
                 k = new_buf(o)
             args.append(f"b{k} + r * {n1}")
         srcs.append(ksrc)
-        if rinfo is not None:
-            rop, rdt, rshape, _ = rinfo
-            if math.prod(rshape) != N or rdt not in _FLOAT:
+        if red is not None:
+            rdt = red.dtype
+            if math.prod(red.shape) != N or rdt not in _FLOAT:
                 return None
-            if avals[red_slot] is None or tuple(avals[red_slot][0]) != tuple(rshape):
+            if avals[red_slot] is None or tuple(avals[red_slot][0]) != red.shape:
                 return None
             k = new_buf(red_slot)
             args.append(f"&rd{i}")

@@ -34,7 +34,7 @@ from typing import Any
 from ... import _dtypes as D
 from ..._tracers._jit import EFFECTS, WRITES, Const, Slot, Step, fresh
 from .. import _fast
-from .._jitrun import Kernel, c_layout_as2d_strides, make_matmul, make_runner, round_to
+from .._jitrun import Kernel, Reduction, Stride, c_layout_as2d_strides, make_matmul, make_runner, round_to
 from . import _cache
 from ._cache import cache_dir, disk_cache_limit  # noqa: F401  (part of this module's interface)
 
@@ -584,6 +584,10 @@ class Group:
 #: at most this many steps are recomputed in a later group instead of storing their result
 REMAT_MAX = 8
 
+#: in ``_groups``, the buffer a slot lives in when it is an input's or of unknown origin (any write to
+#: such a buffer may have touched any other)
+_OUTSIDE = "outside"
+
 
 def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
     """Dependency-aware grouping (a linear scan): a fusable step joins the open group of its result
@@ -599,7 +603,7 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
     open_: dict[tuple, Group] = {}
     member: dict[int, Group] = {}  # slot -> its open group
     done: dict[int, tuple] = {}    # slot -> (closed group, its op): elementwise results of closed groups
-    base: dict[int, Any] = {}      # slot -> the buffer it lives in ("in": an input or unknown)
+    base: dict[int, Any] = {}      # slot -> the buffer it lives in (_OUTSIDE: an input or unknown)
     writes: list = []              # the buffers written so far, in order
     red_slots: set = set()         # results of reductions
 
@@ -630,22 +634,22 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
             seen.add(u)
             d = done.get(u)
             if d is None or d[0] is not G:
-                ext.add(base.get(u, "in"))
+                ext.add(base.get(u, _OUTSIDE))
                 return True
             for w in d[1].step.ins:
                 if type(w) is Slot:
                     walk(w.index)
                 elif hasattr(w.value, "shape"):
-                    ext.add("in")
+                    ext.add(_OUTSIDE)
             need.append(d[1])
-            ext.add(base.get(u, "in"))  # a write into the stored result itself also forbids recomputing it
+            ext.add(base.get(u, _OUTSIDE))  # a write into the stored result itself also forbids recomputing it
             return len(need) <= REMAT_MAX
         if not walk(v):
             return None
         if ROW_CHAINS and G.red is not None and any(o.step.name in TRANSCENDENTAL for o in need):
             return None  # stored instead: a row chain reads it back from cache (and writes over it)
         for wb in writes[G.wmark:]:
-            if wb == "in" or wb in ext:
+            if wb == _OUTSIDE or wb in ext:
                 return None
         order = {id(o): i for i, o in enumerate(G.ops)}
         return sorted((o for o in need if o.step.outs not in g.slots), key=lambda o: order[id(o)])
@@ -658,16 +662,16 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
                 close(g)  # before the write is counted: a recompute must see it as coming after the group
             if s.name not in EFFECTS:
                 dst = s.ins[-1] if s.name == "out" else s.ins[0]
-                writes.append(base.get(dst.index, "in") if type(dst) is Slot else "in")
+                writes.append(base.get(dst.index, _OUTSIDE) if type(dst) is Slot else _OUTSIDE)
             continue
         if type(s.outs) is int:
             is_fresh = fresh(s)
             first = next((x.index for x in s.ins if type(x) is Slot), None)
-            base[s.outs] = s.outs if is_fresh else base.get(first, "in") if first is not None else "in"
+            base[s.outs] = s.outs if is_fresh else base.get(first, _OUTSIDE) if first is not None else _OUTSIDE
         elif isinstance(s.outs, tuple):
             for o in s.outs:
                 if type(o) is int:
-                    base[o] = "in"  # multi-result steps (linalg...): unknown, conservatively
+                    base[o] = _OUTSIDE  # multi-result steps (linalg...): unknown, conservatively
         if op is not None and op.red is not None:
             g = member.get(s.ins[0].index)  # (a fusable reduction reads a slot: _classify)
             src_shape = avals[s.ins[0].index][0]
@@ -710,13 +714,13 @@ def _groups(steps: list[Step], avals: list, P: Any, keep: set) -> list[Group]:
 
 
 def _pattern(spec: Slot | Const, dt: Any, avals: list, P: Any, shape: tuple, n0: int, n1: int) -> str:
-    """How input ``spec`` is read in the (n0, n1) loop: "1" (unit stride), "0" (broadcast along the
-    row) or "g" (a general stride, passed at run time)."""
+    """How input ``spec`` is read in the (n0, n1) loop: a :class:`Stride` (``UNIT``, ``BROADCAST``
+    along the row, or ``GENERAL``: a stride passed at run time)."""
     strides = None
     if type(spec) is Slot:
         a = avals[spec.index]
         if a is None:
-            return "g"
+            return Stride.GENERAL
         if not a[2]:  # a view (expand, slice...): the witness's strides, checked again at run time
             strides = a[3]
         ishape = a[0]
@@ -724,19 +728,19 @@ def _pattern(spec: Slot | Const, dt: Any, avals: list, P: Any, shape: tuple, n0:
         v = spec.value
         ishape = tuple(v.shape)
         if not P.is_c_contiguous(v):
-            return "g"
+            return Stride.GENERAL
     isz = dt.itemsize
     st = c_layout_as2d_strides(ishape, isz, shape, n0, n1, strides)
     if st is None:
-        return "g"
-    return "1" if st[1] == isz else "0" if st[1] == 0 else "g"
+        return Stride.GENERAL
+    return Stride.UNIT if st[1] == isz else Stride.BROADCAST if st[1] == 0 else Stride.GENERAL
 
 
 class FusedLoop:
     """The C loop of one fused group (what ``_emit`` makes; a fused step keeps it as
     ``params["loop"]``): ``source`` (a ``kernel(n0, n1, ...)`` function), ``ins`` (the operands,
-    ``Slot``/``Const``), ``in_dtypes``, ``patterns`` (per operand: "1" unit stride, "0" broadcast
-    along the row, "g" a stride passed at run time), ``outs`` (the slots of the stored results) and
+    ``Slot``/``Const``), ``in_dtypes``, ``patterns`` (per operand, how the loop reads it along a row:
+    a ``_jitrun.Stride``), ``outs`` (the slots of the stored results) and
     ``loop`` (the ``(n0, n1)`` shape the group's shape collapses to)."""
 
     __slots__ = ("source", "ins", "in_dtypes", "patterns", "outs", "loop")
@@ -820,7 +824,7 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
         return None
     params = ["long n0", "long n1"]
     for j, (dt, pt) in enumerate(zip(in_dts, pats)):
-        extra = f", long x{j}b" if pt == "g" else ""
+        extra = f", long x{j}b" if pt == Stride.GENERAL else ""
         params.append(f"const {_CTYPE[dt]}* restrict x{j}p, long x{j}a{extra}")
     for j, o in enumerate(outs):
         params.append(f"{_CTYPE[avals[o][1]]}* restrict y{j}p")
@@ -835,7 +839,8 @@ def _emit(g: Group, later_reads: set, out_slots: set, avals: list, P: Any,
     def loads(cv: str) -> list[str]:
         res = []
         for j, (dt, pt) in enumerate(zip(in_dts, pats)):
-            idx = {"1": f"r * x{j}a + {cv}", "0": f"r * x{j}a", "g": f"r * x{j}a + {cv} * x{j}b"}[pt]
+            idx = {Stride.UNIT: f"r * x{j}a + {cv}", Stride.BROADCAST: f"r * x{j}a",
+                   Stride.GENERAL: f"r * x{j}a + {cv} * x{j}b"}[pt]
             if dt in _HALF:  # the 16-bit pattern, widened (exact)
                 res.append(f"const float x{j} = {'rt_h2f' if dt is D.float16 else 'rt_bf2f'}(x{j}p[{idx}]);")
             elif dt is D.bool:  # any nonzero byte is True (as eager's ops read it): 0/1 from here on
@@ -1193,7 +1198,7 @@ def fuse_program(prog: Any) -> int:
                 failed = g
                 break
             red = g.red
-            rinfo = None
+            reduction = None
             res = list(fl.outs)
             odts = [avals[o][1] for o in fl.outs]
             scan = red is not None and red.red.startswith("cum")
@@ -1202,13 +1207,14 @@ def fuse_program(prog: Any) -> int:
                 res.append(red.step.outs)
             elif red is not None:
                 axes = red.step.params.get("axes", (-1,))
-                rinfo = (red.red, red.dtype, red.step.aval[0], len(axes) == len(g.shape) and "axes" in red.step.params)
+                reduction = Reduction(red.red, red.dtype, red.step.aval[0],
+                                      len(axes) == len(g.shape) and "axes" in red.step.params)
                 res.append(red.step.outs)
             members = [o.step for o in g.ops]
-            run = make_runner(fn, g.shape, fl.in_dtypes, fl.patterns, odts, fl.loop, rinfo,
+            run = make_runner(fn, g.shape, fl.in_dtypes, fl.patterns, odts, fl.loop, reduction,
                               _replayer(members, fl.ins, res, _expands_read(members, expands)), rows_only=scan)
             built[id(g)] = Step("fused", run, tuple(fl.ins), tuple(res),
-                                {"n_ops": len(g.ops), "source": fl.source, "loop": fl, "rinfo": rinfo,
+                                {"n_ops": len(g.ops), "source": fl.source, "loop": fl, "reduction": reduction,
                                  "gshape": g.shape, "scan": scan})
         if failed is None:
             break
