@@ -153,9 +153,19 @@ def _mul(x: Tensor, f: Any) -> Tensor:
     return x * (rt.cast(f, x.dtype) if isinstance(f, Tensor) else f)
 
 
-def _div(x: Tensor, f: Any) -> Tensor:
-    """``x / f`` for a Python float or a 0-d tensor ``f``, as :func:`_mul`."""
-    return x / (rt.cast(f, x.dtype) if isinstance(f, Tensor) else f)
+def _cast_once(f: Any) -> Any:
+    """``d -> rt.cast(f, d)`` for a 0-d tensor ``f``, computed once per dtype (``f`` itself for a Python
+    float): the factor that :func:`_mul` would cast for each leaf, cast once."""
+    if not isinstance(f, Tensor):
+        return lambda d: f
+    got: dict = {}
+
+    def at(d: Any) -> Any:
+        r = got.get(d)
+        if r is None:
+            r = got[d] = rt.cast(f, d)
+        return r
+    return at
 
 
 def _neg(f: Any) -> Any:
@@ -199,7 +209,8 @@ def _add_decay(u: list, g: list, wd: float, params: Any, tg: Any, fname: str) ->
 
 def _scaled(tdef: Any, leaves: list, factor: Any) -> Any:
     """The pytree of ``leaf * factor`` (an update ``-lr * direction``; ``factor`` a float or 0-d tensor)."""
-    return _unflat(tdef, [_mul(x, factor) for x in leaves])
+    f = _cast_once(factor)
+    return _unflat(tdef, [x * f(x.dtype) for x in leaves])
 
 
 def _zeros(leaves: list) -> list:
@@ -350,7 +361,8 @@ def _adam(fname: str, lr: Any, b1: float, b2: float, eps: float, weight_decay: f
         c2s = rt.sqrt(1.0 - b2 ** tf)
         m, v = _adam_moments(g, m, v, b1, b2)
         # PyTorch's form: lr / c1 * m / (sqrt(v) / sqrt(c2) + eps)
-        u = [_div(mm, c1) / (_div(rt.sqrt(vv), c2s) + eps) for mm, vv in zip(m, v)]
+        f1, f2 = _cast_once(c1), _cast_once(c2s)
+        u = [mm / f1(mm.dtype) / (rt.sqrt(vv) / f2(vv.dtype) + eps) for mm, vv in zip(m, v)]
         if wd and decoupled:
             u = [x + wd * y for x, y in zip(u, p)]
         return _scaled(tg, u, _neg(step)), AdamState(t, _unflat(tg, m), _unflat(tg, v))

@@ -510,7 +510,7 @@ def _where_jvp(B, ts, xs, out):
 
 def _where_vjp(B, g, xs, out, need):
     c, x, y = xs
-    z = zeros_like(B, g)
+    z = B.full((), 0, B.dtype(g))  # one element, broadcast: the same selection without a full buffer of zeros
     cx = sum_to(B, B.where(c, g, z), x.shape) if need[1] else None
     cy = sum_to(B, B.where(c, z, g), y.shape) if need[2] else None
     return None, cx, cy
