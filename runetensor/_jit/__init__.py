@@ -95,6 +95,30 @@ class ValueLeaf(tuple):
     value = property(itemgetter(1))
 
 
+class StaticArg(tuple):
+    """A static argument's part of a call's signature: ``(value,)``.
+
+    >>> StaticArg((4,)).value
+    4
+    """
+
+    __slots__ = ()
+    value = property(itemgetter(0))
+
+
+class TracedArg(tuple):
+    """A traced argument's part of a call's signature: ``(pytree structure, leaves' signatures)``
+    (:class:`TensorLeaf`/:class:`ValueLeaf`); never equal to a :class:`StaticArg` (another length).
+
+    >>> TracedArg(("tree", ())).leaves
+    ()
+    """
+
+    __slots__ = ()
+    tree = property(itemgetter(0))
+    leaves = property(itemgetter(1))
+
+
 def _leaf_desc(x: Any, be: Any) -> Any:
     """What of a leaf the program depends on: a tensor's backend, shape, dtype and layout; any
     other leaf's value."""
@@ -139,12 +163,12 @@ def _diff(old: tuple, new: tuple) -> str:
         if o == n:
             continue
         shown = name[3:] if name.startswith("kw:") else name
-        if o[0] == "static" or n[0] == "static":
-            return f"static {label(name, shown)}: {o[1]!r} -> {n[1]!r}"
-        if o[1] != n[1]:
-            return f"{label(name, shown)} changed structure: {o[1]!r} -> {n[1]!r}"
-        paths = leaf_paths(n[1], shown)
-        for i, (a, b) in enumerate(zip(o[2], n[2])):
+        if type(o) is StaticArg or type(n) is StaticArg:
+            return f"static {label(name, shown)}: {o[0]!r} -> {n[0]!r}"  # (value, or pytree structure)
+        if o.tree != n.tree:
+            return f"{label(name, shown)} changed structure: {o.tree!r} -> {n.tree!r}"
+        paths = leaf_paths(n.tree, shown)
+        for i, (a, b) in enumerate(zip(o.leaves, n.leaves)):
             if a != b:
                 lab = label(name, paths[i])
                 if type(a) is TensorLeaf and type(b) is TensorLeaf:
@@ -328,16 +352,16 @@ class _Jitted:
         parts = []
         for i, a in enumerate(args):
             if i in static_pos:
-                parts.append((self._argname(i), ("static", a)))
+                parts.append((self._argname(i), StaticArg((a,))))
             else:
                 lv, tr = tree_flatten(a)
-                parts.append((self._argname(i), ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
+                parts.append((self._argname(i), TracedArg((tr, tuple(_leaf_desc(x, None) for x in lv)))))
         for k in sorted(kwargs):
             if k in static_kw:
-                parts.append(("kw:" + k, ("static", kwargs[k])))
+                parts.append(("kw:" + k, StaticArg((kwargs[k],))))
             else:
                 lv, tr = tree_flatten(kwargs[k])
-                parts.append(("kw:" + k, ("arg", tr, tuple(_leaf_desc(x, None) for x in lv))))
+                parts.append(("kw:" + k, TracedArg((tr, tuple(_leaf_desc(x, None) for x in lv)))))
         return tuple(parts)
 
     def _donated_slots(self, args: tuple, static_pos: list) -> tuple:
