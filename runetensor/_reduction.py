@@ -241,6 +241,8 @@ def _mean_h(t: Tensor, ax: tuple[int, ...], keepdims: bool, cd: DType) -> Any:
     s = be.reduce("sum", src, ax, keepdims)
     n = _count(t._data.shape, ax)
     if n != 1:
+        if be.level:  # a transformation records a write into ``s`` as one more step (and tape entry)
+            return be.binary("div", s, float(n))
         be.binary("div", s, float(n), out=s)
     return s
 

@@ -758,6 +758,13 @@ def _checked_cts(name: str, cts: Any, tree: Any, lows: list, be: Backend) -> tup
         if c is None:
             out.append(None)
             continue
+        if type(c) is Tensor and st.kind == "leaf":  # the common case, a tensor for a leaf: no pytree walk
+            a = args[0]
+            if isinstance(a, Tensor) and c.shape != a.shape:
+                raise ValueError(f"custom_vjp {name}: bwd's cotangent for argument {i} has shape {c.shape}; "
+                                 f"expected the argument's shape {a.shape}")
+            out.append(c)
+            continue
         lv, tr = tree_flatten(c)
         if len(lv) != st.n or (st.kind == "leaf") != (tr.kind == "leaf"):
             raise TypeError(f"custom_vjp {name}: bwd's cotangent for argument {i} has structure {tr!r:.80}; "
@@ -803,6 +810,8 @@ def _ct_leaves(cts: Any, tree: Any, lows: list) -> list:
     for c, st in zip(flat, sub_trees):
         if c is None:
             out.extend([None] * st.n)
+        elif type(c) is Tensor and st.kind == "leaf":
+            out.append(c)
         else:
             lv, tr = tree_flatten(c)
             if len(lv) != st.n:

@@ -163,7 +163,6 @@ class TraceBackend(Transformation):
         ps = []
         pays = []
         live = False
-        owns = []
         for h in ins:
             if type(h) is Tracer and h.trace is self:
                 b = h.base
@@ -174,12 +173,9 @@ class TraceBackend(Transformation):
                 pays.append(pay)
                 if pay is not None:
                     live = True
-                owns.append(h)
                 continue
             ps.append(h)
             pays.append(None)
-            if h is not None and type(h) not in _SCALARS:
-                owns.append(h)
         res = fn(*ps)
         if not live or state.no_grad:
             return self._const(res)
@@ -188,13 +184,13 @@ class TraceBackend(Transformation):
             return self._const(res)
         if prim.jvp is None:
             raise TypeError(f"{name}: no derivative rule (differentiating through it is not supported)")
-        if self.keeps_inputs:
-            for h in owns:
+        if self.keeps_inputs:  # the recorded rule holds the operands' buffers: mark them
+            for h in ins:
                 if type(h) is Tracer and h.trace is self:
                     (h.base or h).captured = True
-                else:
+                elif h is not None and type(h) not in _SCALARS:
                     self._held.append(h)
-        return self._record(prim, tuple(ps), tuple(pays), res, params or {})
+        return self._record(prim, tuple(ps), tuple(pays), res, params or _NO_PARAMS)
 
     process = _apply
 
@@ -328,7 +324,7 @@ class ReverseBackend(TraceBackend):
 
     def _record(self, prim, ps, pays, res, params):
         B = self.parent
-        need = tuple(p is not None for p in pays)
+        need = tuple([p is not None for p in pays])  # (a list comprehension: faster than a generator here)
         vjp = prim.vjp
         if isinstance(res, tuple):
             avals = tuple((r.shape, B.dtype(r)) if _is_handle(r) else None for r in res)
