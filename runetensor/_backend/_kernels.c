@@ -1143,14 +1143,129 @@ static int get_w8(PyObject *o, Py_buffer *v, Py_ssize_t need, const char *fn, co
     return 0;
 }
 
-/* src, chunk, counter, parts: parts[k] = the lane sum (sum_f32) of chunk k, src[k * chunk : (k + 1) * chunk]
+/* a monotonic clock in nanoseconds and a polite pause for polling loops */
+#if defined(_WIN32)
+#include <windows.h>
+static int64_t mono_ns(void)
+{
+    static LARGE_INTEGER f;
+    LARGE_INTEGER c;
+    if (f.QuadPart == 0) QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (int64_t)((double)c.QuadPart * 1e9 / (double)f.QuadPart);
+}
+#else
+#include <time.h>
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define SPIN_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define SPIN_PAUSE() __asm__ __volatile__("yield")
+#elif defined(_MSC_VER)
+#define SPIN_PAUSE() YieldProcessor()
+#else
+#define SPIN_PAUSE() ((void)0)
+#endif
+#if defined(_MSC_VER) && !defined(__clang__)
+#define LOAD64(p) (*(volatile long long *)(p))
+#else
+#define LOAD64(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#endif
+
+/* Claim jobs shared with polling helpers.  A pool helper that waits in spin_wait (below; the GIL released)
+   also watches this slot: a *_claim call made with share=1 while a helper polls posts its chunk function
+   here, so the helper claims chunks at once, in C, without taking the GIL (waking a helper or handing it the
+   GIL costs tens of microseconds).  One job at a time (a second caller just runs its own chunks); the
+   caller withdraws the job after its own loop and waits for the helpers still inside it, so the buffers the
+   job points to outlive every use.  A helper counts itself in `takers` before it reads `posted` and the
+   caller clears `posted` before it reads `takers` (both sequentially consistent): either the caller sees the
+   helper and waits, or the helper sees the job withdrawn and leaves it. */
+typedef void (*chunk_fn)(void *ctx, int64_t k);
+static int64_t g_spinners, g_owner, g_posted, g_takers, g_nparts;
+static int64_t *g_counter;
+static chunk_fn g_fn;
+static void *g_ctx;
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define ATOM_LOAD(p) (*(volatile long long *)(p))
+#define ATOM_STORE(p, v) (void)_InterlockedExchange64((volatile long long *)(p), (v))
+#define ATOM_ADD(p, v) _InterlockedExchangeAdd64((volatile long long *)(p), (v))
+#define ATOM_CAS(p, o, n) (_InterlockedCompareExchange64((volatile long long *)(p), (n), (o)) == (o))
+#else
+#define ATOM_LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define ATOM_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+#define ATOM_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
+#define ATOM_CAS(p, o, n) __extension__({ int64_t e_ = (o); \
+    __atomic_compare_exchange_n((p), &e_, (n), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); })
+#endif
+
+static void claim_loop(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts)
+{
+    for (;;) {
+        int64_t k = CLAIM(counter);
+        if (k < 0 || k >= nparts) break;
+        fn(ctx, k);
+    }
+}
+
+/* GIL released.  share: post the job first if a helper polls (and no other job is posted) */
+static void claim_run(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts, int share)
+{
+    int posted = 0;
+    if (share && nparts > 1 && ATOM_LOAD(&g_spinners) > 0 && ATOM_CAS(&g_owner, 0, 1)) {
+        g_fn = fn;
+        g_ctx = ctx;
+        g_counter = counter;
+        g_nparts = nparts;
+        ATOM_STORE(&g_posted, 1);
+        posted = 1;
+    }
+    claim_loop(fn, ctx, counter, nparts);
+    if (posted) {
+        ATOM_STORE(&g_posted, 0);
+        while (ATOM_LOAD(&g_takers) > 0) SPIN_PAUSE();
+        ATOM_STORE(&g_owner, 0);
+    }
+}
+
+/* a polling helper: run the posted job's remaining chunks, if there is one; 1 if it did */
+static int claim_help(void)
+{
+    if (ATOM_LOAD(&g_posted) == 0) return 0;
+    ATOM_ADD(&g_takers, 1);
+    int ran = 0;
+    if (ATOM_LOAD(&g_posted)) {
+        claim_loop(g_fn, g_ctx, g_counter, g_nparts);
+        ran = 1;
+    }
+    ATOM_ADD(&g_takers, -1);
+    return ran;
+}
+
+struct sum_job { const float *x; Py_ssize_t n, chunk; double *parts; };
+
+static void sum_chunk(void *ctx, int64_t k)
+{
+    struct sum_job *j = (struct sum_job *)ctx;
+    Py_ssize_t lo = (Py_ssize_t)k * j->chunk, hi = j->n - lo < j->chunk ? j->n : lo + j->chunk;
+    j->parts[k] = sum_f32_range(j->x + lo, hi - lo);
+}
+
+/* src, chunk, counter, parts[, share]: parts[k] = the lane sum (sum_f32) of chunk k, src[k * chunk : (k + 1) * chunk]
    of the float32 buffer src, for k = 0 .. ceil(n / chunk) - 1 (len(parts) of them), chunks claimed
-   through counter (int64, 0 before the first call) */
+   through counter (int64, 0 before the first call); share: offer the chunks to polling helpers (claim_run) */
 static PyObject *sum_f32_claim(PyObject *self, PyObject *args)
 {
     PyObject *ao, *co, *po;
     Py_ssize_t chunk;
-    if (!PyArg_ParseTuple(args, "OnOO", &ao, &chunk, &co, &po)) return NULL;
+    int share = 0;
+    if (!PyArg_ParseTuple(args, "OnOO|p", &ao, &chunk, &co, &po, &share)) return NULL;
     if (chunk < 1) {
         PyErr_Format(PyExc_ValueError, "_kernels.sum_f32_claim: chunk %zd is invalid; expected >= 1", chunk);
         return NULL;
@@ -1164,16 +1279,9 @@ static PyObject *sum_f32_claim(PyObject *self, PyObject *args)
         PyBuffer_Release(&cv);
         return NULL;
     }
-    const float *x = (const float *)av.buf;
-    int64_t *counter = (int64_t *)cv.buf;
-    double *parts = (double *)pv.buf;
+    struct sum_job job = {(const float *)av.buf, n, chunk, (double *)pv.buf};
     Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        int64_t k = CLAIM(counter);
-        if (k < 0 || k >= nparts) break;
-        Py_ssize_t lo = (Py_ssize_t)k * chunk, hi = n - lo < chunk ? n : lo + chunk;
-        parts[k] = sum_f32_range(x + lo, hi - lo);
-    }
+    claim_run(sum_chunk, &job, (int64_t *)cv.buf, nparts, share);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&av);
     PyBuffer_Release(&cv);
@@ -1181,13 +1289,23 @@ static PyObject *sum_f32_claim(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* src, rows, cols, out, chunk, counter: out[r] = sum_rows_f32's row sums of the C-contiguous (rows, cols)
+struct rows_job { const float *x; Py_ssize_t rows, cols, chunk; float *out; };
+
+static void rows_chunk(void *ctx, int64_t k)
+{
+    struct rows_job *j = (struct rows_job *)ctx;
+    Py_ssize_t r0 = (Py_ssize_t)k * j->chunk, r1 = j->rows - r0 < j->chunk ? j->rows : r0 + j->chunk;
+    rows_loop(j->x, j->rows, j->cols, j->out, r0, r1);
+}
+
+/* src, rows, cols, out, chunk, counter[, share]: out[r] = sum_rows_f32's row sums of the C-contiguous (rows, cols)
    float32 matrix src, the rows in chunks of `chunk` rows claimed through counter */
 static PyObject *sum_rows_f32_claim(PyObject *self, PyObject *args)
 {
     PyObject *ao, *oo, *co;
     Py_ssize_t rows, cols, chunk;
-    if (!PyArg_ParseTuple(args, "OnnOnO", &ao, &rows, &cols, &oo, &chunk, &co)) return NULL;
+    int share = 0;
+    if (!PyArg_ParseTuple(args, "OnnOnO|p", &ao, &rows, &cols, &oo, &chunk, &co, &share)) return NULL;
     if (rows < 0 || cols < 0 || chunk < 1 || (cols > 0 && rows > PY_SSIZE_T_MAX / cols)) {
         PyErr_Format(PyExc_ValueError, "_kernels.sum_rows_f32_claim: shape (%zd, %zd) / chunk %zd is invalid; "
                      "expected rows, cols >= 0 and chunk >= 1", rows, cols, chunk);
@@ -1202,14 +1320,9 @@ static PyObject *sum_rows_f32_claim(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t nparts = rows / chunk + (rows % chunk != 0);
-    int64_t *counter = (int64_t *)cv.buf;
+    struct rows_job job = {(const float *)av.buf, rows, cols, chunk, (float *)ov.buf};
     Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        int64_t k = CLAIM(counter);
-        if (k < 0 || k >= nparts) break;
-        Py_ssize_t r0 = (Py_ssize_t)k * chunk, r1 = rows - r0 < chunk ? rows : r0 + chunk;
-        rows_loop((const float *)av.buf, rows, cols, (float *)ov.buf, r0, r1);
-    }
+    claim_run(rows_chunk, &job, (int64_t *)cv.buf, nparts, share);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&av);
     PyBuffer_Release(&ov);
@@ -1662,6 +1775,56 @@ static PyObject *set_avx512(PyObject *self, PyObject *args)
     return PyBool_FromLong(prev);
 }
 
+/* spin_wait(flag, seen, ns) -> value: with the GIL released, polls the int64 flag[0] until it differs from
+   seen or about ns nanoseconds have passed; returns the value last read.  The thread pool's helpers call it
+   between operations while the cores are free, so a new operation (which bumps the flag) starts on a running
+   helper instead of one the scheduler must wake (tens of microseconds on an idle core of a VM, more on a
+   busy one).  While it polls it also runs the chunks of a shared claim job (claim_help).  Bounded: the
+   caller blocks after it. */
+
+static PyObject *spin_wait(PyObject *self, PyObject *args)
+{
+    PyObject *fo;
+    long long seen, ns;
+    if (!PyArg_ParseTuple(args, "OLL", &fo, &seen, &ns)) return NULL;
+    if (ns < 0 || ns > 1000000000LL) {
+        PyErr_Format(PyExc_ValueError, "_kernels.spin_wait: ns must be in [0, 1e9]; got %lld", ns);
+        return NULL;
+    }
+    Py_buffer fv;
+    if (get_w8(fo, &fv, 1, "spin_wait", "flag") < 0) return NULL;
+    int64_t *flag = (int64_t *)fv.buf, v = seen;
+    Py_BEGIN_ALLOW_THREADS
+    ATOM_ADD(&g_spinners, 1);
+    int64_t end = mono_ns() + ns;
+    for (;;) {
+        int i;
+        for (i = 0; i < 64 && (v = LOAD64(flag)) == seen && !ATOM_LOAD(&g_posted); i++) SPIN_PAUSE();
+        if (v != seen) break;
+        if (claim_help()) end = mono_ns() + ns;  /* polled from the end of that job on */
+        else if (mono_ns() >= end) break;
+    }
+    ATOM_ADD(&g_spinners, -1);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&fv);
+    return PyLong_FromLongLong(v);
+}
+
+static PyObject *spinners(PyObject *self, PyObject *args)
+{
+    return PyLong_FromLongLong((long long)ATOM_LOAD(&g_spinners));
+}
+
+/* in a forked child: no helper polls there (the parent's threads do not exist), and no job is posted */
+static PyObject *spin_reset(PyObject *self, PyObject *args)
+{
+    ATOM_STORE(&g_spinners, 0);
+    ATOM_STORE(&g_posted, 0);
+    ATOM_STORE(&g_takers, 0);
+    ATOM_STORE(&g_owner, 0);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bf16_binary", bf16_binary, METH_VARARGS,
      "bf16_binary(op, a, b, out, lo, hi, mode): mode: NaN rule (add sub mul div) or tie rule (maximum minimum); out[lo:hi] = round(op(widen(a), widen(b))); a/b: bfloat16 buffers (1 element broadcasts) or float32-valued floats"},
@@ -1694,10 +1857,16 @@ static PyMethodDef methods[] = {
      "lut16(a, table, out, lo, hi): out[i] = table[a[i]] (2-byte items, a 65536-entry table)"},
     {"sum_f32", sum_f32, METH_VARARGS, "sum_f32(src, lo, hi) -> float: sum of float32 src[lo:hi]"},
     {"sum_cols_f32", sum_cols_f32, METH_VARARGS, "sum_cols_f32(src, rows, cols, out, c0, c1)"},
+    {"spin_wait", spin_wait, METH_VARARGS,
+     "spin_wait(flag, seen, ns) -> value: poll int64 flag[0] (GIL released) until != seen or ns nanoseconds passed"},
+    {"spinners", spinners, METH_NOARGS, "spinners() -> int: how many threads are polling in spin_wait now"},
+    {"spin_reset", spin_reset, METH_NOARGS, "spin_reset(): no poller, no shared job (a forked child's state)"},
     {"sum_f32_claim", sum_f32_claim, METH_VARARGS,
-     "sum_f32_claim(src, chunk, counter, parts): parts[k] = sum_f32 of chunk k, chunks claimed through counter"},
+     "sum_f32_claim(src, chunk, counter, parts[, share]): parts[k] = sum_f32 of chunk k, chunks claimed through "
+     "counter (share: by polling helpers too)"},
     {"sum_rows_f32_claim", sum_rows_f32_claim, METH_VARARGS,
-     "sum_rows_f32_claim(src, rows, cols, out, chunk, counter): sum_rows_f32 in row chunks claimed through counter"},
+     "sum_rows_f32_claim(src, rows, cols, out, chunk, counter[, share]): sum_rows_f32 in row chunks claimed "
+     "through counter (share: by polling helpers too)"},
     {"sum_rows_f32", sum_rows_f32, METH_VARARGS,
      "sum_rows_f32(src, rows, cols, out, r0, r1): out[r] = sum of row r (sum_f32's lanes, rounded once)"},
     {NULL, NULL, 0, NULL}

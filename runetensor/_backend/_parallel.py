@@ -22,11 +22,18 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
+
+try:  # the helpers' bounded wait between operations (without the compiled kernels they block at once)
+    from ._kernels import spin_reset as _spin_reset
+    from ._kernels import spin_wait as _spin_wait
+    from ._kernels import spinners as _spinners
+except ImportError:  # pragma: no cover - the kernels are optional
+    _spin_wait = _spinners = _spin_reset = None
 
 __all__ = ["set_num_threads", "get_num_threads"]
 
@@ -60,7 +67,7 @@ _STAT_PATH = "/proc/stat"
 _stat_prev: list[Any] = [None]  # (monotonic time, process CPU time, ticks busy on our cores, our cores)
 _stat_ok = [True]
 _sample_lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
+_executor: _Pool | None = None
 _local = threading.local()  # .inside: True in a pool worker (nested calls run serially)
 
 
@@ -224,21 +231,105 @@ except (AttributeError, ValueError, OSError):
     _CLK_TCK = 100.0
 
 
-def _pool() -> ThreadPoolExecutor:
+#: how long (seconds) a helper keeps polling for the next operation after its last one, while the cores are
+#: free (:func:`_machine_busy`), before it blocks: an operation that comes within this time starts on a
+#: running helper instead of one the scheduler must wake (25-33 us on an idle core of the 2-core VM,
+#: milliseconds on a busy one).  0: block at once, as while the cores are busy.  The environment variable
+#: ``RUNETENSOR_POOL_SPIN_US`` (microseconds, 0-10000) sets it at import.
+SPIN_S = 100e-6
+try:
+    SPIN_S = min(max(float(os.environ.get("RUNETENSOR_POOL_SPIN_US", "")), 0.0), 1e4) * 1e-6
+except ValueError:
+    pass
+
+
+def _new_flag() -> Any:
+    """An 8-byte aligned int64 cell (``flag[0]``) that ``_kernels.spin_wait`` polls."""
+    return memoryview(bytearray(8)).cast("q")
+
+
+class _Pool:
+    """The helper threads: tasks through a queue, ``submit`` / ``shutdown`` as an executor's.
+
+    Between tasks a helper polls ``_flag`` (bumped by every ``submit``) for up to :data:`SPIN_S` in C with
+    the GIL released, and only while the cores are free (:func:`_machine_busy`); then, or at once while they
+    are busy, it blocks on the queue.  Which thread runs a task never changes a result (chunks are fixed by
+    the shapes), so the wait only changes when a helper starts."""
+
+    def __init__(self, n: int) -> None:
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._flag = _new_flag()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"runetensor_{k}", daemon=True) for k in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn: Callable[[], Any]) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("runetensor's thread pool was shut down")
+            self._q.put(fn)
+            self._flag[0] += 1
+
+    def shutdown(self, wait: bool = True) -> None:
+        """No new tasks; the helpers finish the queued ones and end (joined if ``wait``)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                for _ in self._threads:
+                    self._q.put(None)
+        if wait:
+            me = threading.current_thread()
+            for t in self._threads:
+                if t is not me:
+                    t.join()
+
+    def _next(self) -> Any:
+        """The next task: polled for while the cores are free, then waited for."""
+        q, flag = self._q, self._flag
+        end = time.perf_counter() + SPIN_S
+        while True:
+            seen = flag[0]  # read before looking: a task put after the look bumps the flag after this read
+            try:
+                return q.get_nowait()
+            except queue.Empty:
+                pass
+            left = end - time.perf_counter()
+            if _spin_wait is None or left <= 0 or _machine_busy():
+                return q.get()
+            _spin_wait(flag, seen, int(left * 1e9))
+
+    def _work(self) -> None:
+        _local.inside = True
+        while True:
+            fn = self._next()
+            if fn is None:
+                return
+            try:
+                fn()
+            except BaseException:  # noqa: S110 - parallel_for's runner reports its own errors
+                pass
+            del fn
+
+
+def helpers_polling(nt: int) -> bool:
+    """Whether a compiled claim kernel called with ``share`` set now finds pool helpers polling in C, which
+    then take its chunks without the GIL (no wake-up, no GIL hand-off); else ``parallel_for`` should run it.
+    ``nt``: the threads the caller would use (1, or called from a pool worker: no)."""
+    return (nt > 1 and _spinners is not None and _num_threads > 1 and not getattr(_local, "inside", False)
+            and _spinners() > 0)
+
+
+def _pool() -> _Pool:
     global _executor
     ex = _executor
     if ex is None:
         with _lock:
             if _executor is None:
-                _executor = ThreadPoolExecutor(max_workers=max(1, _num_threads - 1),
-                                               thread_name_prefix="runetensor",
-                                               initializer=_mark_worker)
+                _executor = _Pool(max(1, _num_threads - 1))
             ex = _executor
     return ex
-
-
-def _mark_worker() -> None:
-    _local.inside = True
 
 
 def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> list[Any]:
@@ -267,6 +358,7 @@ def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> lis
     lock = threading.Lock()
     done = threading.Event()
     finished = [0]
+    fin = _new_flag()  # 1 once every chunk has finished (polled by the caller, as done is waited for)
 
     def runner() -> None:
         while True:
@@ -280,6 +372,7 @@ def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> lis
             with lock:
                 finished[0] += 1
                 if finished[0] == n:
+                    fin[0] = 1
                     done.set()
 
     try:
@@ -292,6 +385,9 @@ def parallel_for(fn: Callable[[int], Any], n: int, busy_ok: bool = False) -> lis
         # submitted still run, and this thread claims whatever they leave
         pass
     runner()
+    if not done.is_set() and _spin_wait is not None and SPIN_S > 0 and not _machine_busy():
+        # a helper is finishing a chunk: poll (GIL released) for a while before sleeping on the event
+        _spin_wait(fin, 0, int(SPIN_S * 1e9))
     done.wait()
     if errors:
         raise errors[0]
@@ -326,6 +422,8 @@ def _after_fork() -> None:
     _sample_lock = threading.Lock()
     _stat_prev[0] = None  # the parent's CPU time is not the child's
     _local = threading.local()  # forked from a pool worker: the child's thread is no worker
+    if _spin_reset is not None:
+        _spin_reset()  # the parent's polling helpers do not exist here
 
 
 if hasattr(os, "register_at_fork"):
