@@ -635,7 +635,7 @@ def _lowered(args: tuple) -> tuple | None:
     """For a custom rule: ``(B, tree, lows, pays)`` with ``B`` the highest transformation among the
     arguments and the arguments one level below it with their payloads; None when no argument
     carries a derivative there (then the plain function runs)."""
-    leaves, tree = tree_flatten(args)
+    leaves, tree = _flat_args(args)
     B = _live_top(leaves)
     if B is None or state.no_grad:
         return None
@@ -652,6 +652,8 @@ def _zeros_like_t(t: Any) -> Any:
 
 
 def _up_outputs(B: TraceBackend, out: Any, payload_for: Callable[[int, Tensor], Any]) -> Any:
+    if type(out) is Tensor:  # one tensor: no pytree walk
+        return wrap(Tracer(B, out._data, payload_for(0, out) if out._dtype.kind in "fc" else None), out._dtype, B)
     o_leaves, o_tree = tree_flatten(out)
     res = []
     for i, o in enumerate(o_leaves):
@@ -701,13 +703,13 @@ class custom_vjp:
         if low is None:
             return self.fun(*args)
         B, tree, lows, pays = low
-        low_args = tree_unflatten(tree, lows)
+        low_args = tuple(lows) if tree is _TUPLE_TREES.get(len(lows)) else tree_unflatten(tree, lows)
         with below(B):
             fwd_out = self.fwd(*low_args)
         if not (isinstance(fwd_out, tuple) and len(fwd_out) == 2):
             raise TypeError("custom_vjp: fwd must return a pair (output, residuals)")
         out, res = fwd_out
-        o_leaves, o_tree = tree_flatten(out)
+        o_leaves, o_tree = ([out], _LEAF) if type(out) is Tensor else tree_flatten(out)
         bwd = self.bwd
         name = getattr(self, "__name__", "custom_vjp")
         if isinstance(B, ReverseBackend):
@@ -715,7 +717,8 @@ class custom_vjp:
 
             def node_vjp(g: Any) -> tuple:
                 gs = g if isinstance(g, tuple) else (g,)
-                ct = tree_unflatten(o_tree, [wrap(h, o._dtype, B.parent) for h, o in zip(gs, o_leaves)])
+                ct = wrap(gs[0], o_leaves[0]._dtype, B.parent) if o_tree is _LEAF else \
+                    tree_unflatten(o_tree, [wrap(h, o._dtype, B.parent) for h, o in zip(gs, o_leaves)])
                 cts = _checked_cts(name, bwd(res, ct), tree, lows, B.parent)
                 c_leaves = _ct_leaves(cts, tree, lows)
                 return tuple(c._data if isinstance(c, Tensor) else None for c in c_leaves)
