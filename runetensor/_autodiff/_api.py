@@ -556,18 +556,22 @@ def stop_gradient(x: Any) -> Any:
     >>> print(rt.grad(lambda x: rt.sum(x * rt.stop_gradient(x)))(rt.asarray([1., 2.])))
     [1, 2]
     """
+    if type(x) is Tensor:  # one tensor: no pytree walk
+        return _stopped(x)
     leaves, tree = tree_flatten(x)
-    out = []
-    for t in leaves:
-        if isinstance(t, Tensor) and t._backend.level > 0:
-            h, be = t._data, t._backend
-            while isinstance(be, TraceBackend):
-                if type(h) is Tracer and h.trace is be:
-                    h = be._in(h)[0]
-                be = be.parent
-            t = wrap(be.copy(h), t._dtype, be)
-        out.append(t)
-    return tree_unflatten(tree, out)
+    return tree_unflatten(tree, [_stopped(t) for t in leaves])
+
+
+def _stopped(t: Any) -> Any:
+    """One leaf of :func:`stop_gradient`: a traced tensor's value copied at the first computing level."""
+    if isinstance(t, Tensor) and t._backend.level > 0:
+        h, be = t._data, t._backend
+        while isinstance(be, TraceBackend):
+            if type(h) is Tracer and h.trace is be:
+                h = be._in(h)[0]
+            be = be.parent
+        t = wrap(be.copy(h), t._dtype, be)
+    return t
 
 
 detach = stop_gradient
