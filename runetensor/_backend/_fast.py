@@ -44,7 +44,7 @@ import warnings
 
 import numpy as np
 
-from ._parallel import chunk_ranges, get_num_threads, helpers_polling, parallel_for
+from ._parallel import chunk_ranges, get_num_threads, parallel_for, share_claims
 
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"runetensor\._backend\._fast")
 warnings.filterwarnings("ignore", category=np.exceptions.ComplexWarning, module=r"runetensor\._backend\._fast")
@@ -1146,7 +1146,7 @@ def _sum_f32_kernel(x, axes, nd, k):
         # one call per thread, each claiming chunks until none is left (in C, no GIL hand-off per chunk);
         # one thread below PAR_MIN_CHEAP elements (waking a helper costs more than it saves there)
         nt = min(get_num_threads(), parts.size) if v.size >= PAR_MIN_CHEAP else 1
-        if helpers_polling(nt):  # pool helpers polling in C take chunks at once, without the GIL
+        if share_claims(nt):  # pool helpers polling in C take chunks at once, without the GIL
             kern(v, KSUM_CHUNK, counter, parts, True)
         else:
             parallel_for(lambda i: kern(v, KSUM_CHUNK, counter, parts), nt)
@@ -1185,7 +1185,7 @@ def _sum_f32_kernel(x, axes, nd, k):
         counter = np.zeros(1, _I64)
         kern = _kernels.sum_rows_f32_claim
         nt = min(get_num_threads(), -(-outer // rows)) if x.size >= PAR_MIN_CHEAP else 1
-        if helpers_polling(nt):
+        if share_claims(nt):
             kern(m, outer, inner, r, rows, counter, True)
         else:
             parallel_for(lambda i: kern(m, outer, inner, r, rows, counter), nt)

@@ -1179,8 +1179,8 @@ static int64_t mono_ns(void)
 #endif
 
 /* Claim jobs shared with polling helpers.  A pool helper that waits in spin_wait (below; the GIL released)
-   also watches this slot: a *_claim call made with share=1 while a helper polls posts its chunk function
-   here, so the helper claims chunks at once, in C, without taking the GIL (waking a helper or handing it the
+   also watches this slot: a *_claim call made with share=1 posts its chunk function here, so a polling
+   helper claims chunks at once, in C, without taking the GIL (waking a helper or handing it the
    GIL costs tens of microseconds).  One job at a time (a second caller just runs its own chunks); the
    caller withdraws the job after its own loop and waits for the helpers still inside it, so the buffers the
    job points to outlive every use.  A helper counts itself in `takers` before it reads `posted` and the
@@ -1214,11 +1214,11 @@ static void claim_loop(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts)
     }
 }
 
-/* GIL released.  share: post the job first if a helper polls (and no other job is posted) */
+/* GIL released.  share: post the job first (unless another one is posted) for the polling helpers */
 static void claim_run(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts, int share)
 {
     int posted = 0;
-    if (share && nparts > 1 && ATOM_LOAD(&g_spinners) > 0 && ATOM_CAS(&g_owner, 0, 1)) {
+    if (share && nparts > 1 && ATOM_CAS(&g_owner, 0, 1)) {
         g_fn = fn;
         g_ctx = ctx;
         g_counter = counter;

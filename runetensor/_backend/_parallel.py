@@ -313,12 +313,27 @@ class _Pool:
             del fn
 
 
-def helpers_polling(nt: int) -> bool:
-    """Whether a compiled claim kernel called with ``share`` set now finds pool helpers polling in C, which
-    then take its chunks without the GIL (no wake-up, no GIL hand-off); else ``parallel_for`` should run it.
-    ``nt``: the threads the caller would use (1, or called from a pool worker: no)."""
-    return (nt > 1 and _spinners is not None and _num_threads > 1 and not getattr(_local, "inside", False)
-            and _spinners() > 0)
+def share_claims(nt: int) -> bool:
+    """Whether a compiled claim kernel should run with ``share`` set (else through :func:`parallel_for`).
+
+    With ``share`` the kernel posts its chunks where the pool's helpers look while they poll (in C, the GIL
+    released: ``_kernels.spin_wait``), so a polling helper starts on them at once, with no wake-up and no GIL
+    hand-off.  Only while the cores are free and the helpers poll at all (:data:`SPIN_S`); where no helper
+    polls now, one is sent a no-op task, after which it polls (and finds the chunks, or the next operation's).
+    ``nt``: the threads the caller would use (1, or called from a pool worker: never shared)."""
+    if (nt <= 1 or _spinners is None or SPIN_S <= 0 or _num_threads <= 1 or getattr(_local, "inside", False)
+            or _machine_busy()):
+        return False
+    if _spinners() == 0:
+        try:
+            _pool().submit(_no_op)
+        except RuntimeError:  # shut down under us (set_num_threads in another thread)
+            return False
+    return True
+
+
+def _no_op() -> None:
+    """A task that only makes a sleeping helper run, and then poll (see :func:`share_claims`)."""
 
 
 def _pool() -> _Pool:
