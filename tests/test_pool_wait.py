@@ -267,3 +267,34 @@ def test_a_forked_child_sees_no_polling_helper_and_sums_right(two_threads, monke
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_binary_kernels_claiming_chunks_give_the_one_call_bits(two_threads, monkeypatch, share):
+    import ml_dtypes
+
+    monkeypatch.setattr(_parallel, "_machine_busy", lambda: False)
+    monkeypatch.setattr(_parallel, "SPIN_S", 0.05)
+    rng = np.random.default_rng(5)
+    n = 1_000_003
+    x = rng.standard_normal(n).astype(np.float32) * 3
+    y = rng.standard_normal(n).astype(np.float32)
+    bf = [v.astype(ml_dtypes.bfloat16).view(np.uint16) for v in (x, y)]
+    hf = [v.astype(np.float16).view(np.uint16) for v in (x, y)]
+    if share:
+        assert _wait_for_polling_helper()
+    for kern, (a, b) in ((kernels.bf16_binary, bf), (kernels.f16_binary, hf)):
+        whole = np.empty(n, np.uint16)
+        kern(0, a, b, whole, 0, n, 0)  # op 0: add
+        for chunk in (1, 4096, 1 << 16, n + 5):
+            out = np.empty(n, np.uint16)
+            kern(0, a, b, out, 0, n, 0, chunk, np.zeros(1, np.int64), share)
+            assert out.tobytes() == whole.tobytes()
+    # and the bits are right: float16 add of float16 values, computed by NumPy
+    np.testing.assert_array_equal(whole.view(np.float16), hf[0].view(np.float16) + hf[1].view(np.float16))
+
+
+def test_binary_kernel_rejects_a_bad_chunk():
+    a = np.zeros(8, np.uint16)
+    with pytest.raises(ValueError, match="f16_binary: chunk 0 is invalid; expected >= 1 with a counter"):
+        kernels.f16_binary(0, a, a, np.empty(8, np.uint16), 0, 8, 0, 0, np.zeros(1, np.int64))

@@ -71,6 +71,20 @@ def elem_chunk(n: int) -> int:
     return max(ELEM_CHUNK, -(-n // (get_num_threads() * ELEM_SPLIT)))
 
 
+#: elements per chunk when an elementwise kernel claims its chunks in C (:func:`elem_claim`)
+CLAIM_CHUNK = 1 << 16
+
+
+def elem_claim(n: int, call) -> bool:
+    """Run ``call(chunk, counter, True)`` once: a compiled elementwise kernel over ``[0, n)`` in chunks it claims
+    in C and shares with the pool's polling helpers (no wake-up, no GIL hand-off: ``share_claims``).  ``False``
+    (nothing run) where that does not apply: :func:`elem_for` then runs the work.  Elementwise only."""
+    if n <= elem_chunk(n) or not share_claims(get_num_threads()):
+        return False
+    call(CLAIM_CHUNK, np.zeros(1, _I64), True)
+    return True
+
+
 def elem_for(n: int, fn, serial_below: int = 0) -> None:
     """Run ``fn(lo, hi)`` over ``[0, n)``: in elementwise chunks (``elem_chunk``, boundaries multiples of
     ``ALIGN``) on the threads, or once on the calling thread when ``n < serial_below`` or the pool
@@ -352,7 +366,8 @@ def _f16_kernel(fn, ops, shape):
     if n == 0:
         return out
     kern = _kernels.f16_binary
-    elem_for(n, lambda lo, hi: kern(code, flat[0], flat[1], o, lo, hi, rule))
+    if not elem_claim(n, lambda *c: kern(code, flat[0], flat[1], o, 0, n, rule, *c)):
+        elem_for(n, lambda lo, hi: kern(code, flat[0], flat[1], o, lo, hi, rule))
     return out
 
 
@@ -876,7 +891,8 @@ def _lowp_kernel(op, ops, shape, n, nd):
         out = empty(shape, nd)
         o = out.reshape(-1).view(u8)
         kern = _kernels.f8_binary
-        elem_for(n, lambda lo, hi: kern(fmt, code, a, b, o, lo, hi, rule))
+        if not elem_claim(n, lambda *c: kern(fmt, code, a, b, o, 0, n, rule, *c)):
+            elem_for(n, lambda lo, hi: kern(fmt, code, a, b, o, lo, hi, rule))
         return out
     code = _KUN.get(op)
     if code is None:
@@ -907,7 +923,8 @@ def _bf16_kernel(op, ops, shape, n):
         out = empty(shape, _BF16)
         o = out.reshape(-1).view(_U16)
         kern = _kernels.bf16_binary
-        elem_for(n, lambda lo, hi: kern(code, a, b, o, lo, hi, tie))
+        if not elem_claim(n, lambda *c: kern(code, a, b, o, 0, n, tie, *c)):
+            elem_for(n, lambda lo, hi: kern(code, a, b, o, lo, hi, tie))
         return out
     code = _KUN.get(op)
     if code is None:

@@ -769,16 +769,35 @@ static void f8_bin_range(int fmt, int opc, int rule, const operand *A, const ope
         e4m3_loop(opc, rule, A->p8, A->scalar, A->is_scalar, B->p8, B->scalar, B->is_scalar, (uint8_t *)out, lo, hi);
 }
 
+/* a claim job's chunk function, and the runner that shares chunks with polling helpers (below, at the sums) */
+typedef void (*chunk_fn)(void *ctx, int64_t k);
+static void claim_run(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts, int share);
+static int get_w8(PyObject *o, Py_buffer *v, Py_ssize_t need, const char *fn, const char *what);
+
+struct bin_job { bin_range loop; int fmt, opc, rule; const operand *A, *B; void *out; Py_ssize_t lo, hi, chunk; };
+
+static void bin_chunk(void *ctx, int64_t k)
+{
+    struct bin_job *j = (struct bin_job *)ctx;
+    Py_ssize_t lo = j->lo + (Py_ssize_t)k * j->chunk, hi = j->hi - lo < j->chunk ? j->hi : lo + j->chunk;
+    j->loop(j->fmt, j->opc, j->rule, j->A, j->B, j->out, lo, hi);
+}
+
 /* (fmt,) op, a, b, out, lo, hi, rule; views_only: both operands must be buffers */
 static PyObject *binary_call(PyObject *args, int with_fmt, const char *fn, Py_ssize_t itemsize,
                              widen_fn widen, int views_only, bin_range loop)
 {
-    int fmt = 0, opc, rule;
-    PyObject *ao, *bo, *oo;
-    Py_ssize_t lo, hi;
-    if (with_fmt ? !PyArg_ParseTuple(args, "iiOOOnni", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule)
-                 : !PyArg_ParseTuple(args, "iOOOnni", &opc, &ao, &bo, &oo, &lo, &hi, &rule))
+    int fmt = 0, opc, rule, share = 0;
+    PyObject *ao, *bo, *oo, *co = NULL;
+    Py_ssize_t lo, hi, chunk = 0;
+    if (with_fmt ? !PyArg_ParseTuple(args, "iiOOOnni|nOp", &fmt, &opc, &ao, &bo, &oo, &lo, &hi, &rule,
+                                     &chunk, &co, &share)
+                 : !PyArg_ParseTuple(args, "iOOOnni|nOp", &opc, &ao, &bo, &oo, &lo, &hi, &rule, &chunk, &co, &share))
         return NULL;
+    if (co != NULL && chunk < 1) {
+        PyErr_Format(PyExc_ValueError, "_kernels.%s: chunk %zd is invalid; expected >= 1 with a counter", fn, chunk);
+        return NULL;
+    }
     if (with_fmt && check_fmt(fn, fmt) < 0) return NULL;
     if (opc < OP_ADD || opc > OP_MIN) {
         PyErr_Format(PyExc_ValueError, "_kernels.%s: op %d is unknown; expected %d..%d (OP_ADD..OP_MIN)",
@@ -795,9 +814,22 @@ static PyObject *binary_call(PyObject *args, int with_fmt, const char *fn, Py_ss
     if (get_operand(ao, &A, hi, itemsize, fmt, widen, fn, "a") < 0) return NULL;
     if (get_operand(bo, &B, hi, itemsize, fmt, widen, fn, "b") < 0) { release_operand(&A); return NULL; }
     if (get_out(oo, &ov, itemsize, hi, fn) < 0) { release_operand(&A); release_operand(&B); return NULL; }
+    Py_buffer cv;
+    if (co != NULL && get_w8(co, &cv, 1, fn, "counter") < 0) {
+        release_operand(&A);
+        release_operand(&B);
+        PyBuffer_Release(&ov);
+        return NULL;
+    }
     Py_BEGIN_ALLOW_THREADS
-    loop(fmt, opc, rule, &A, &B, ov.buf, lo, hi);
+    if (co == NULL) {
+        loop(fmt, opc, rule, &A, &B, ov.buf, lo, hi);
+    } else {  /* [lo, hi) in chunks claimed through the counter (shared with polling helpers if share) */
+        struct bin_job job = {loop, fmt, opc, rule, &A, &B, ov.buf, lo, hi, chunk};
+        claim_run(bin_chunk, &job, (int64_t *)cv.buf, (hi - lo) / chunk + ((hi - lo) % chunk != 0), share);
+    }
     Py_END_ALLOW_THREADS
+    if (co != NULL) PyBuffer_Release(&cv);
     release_operand(&A);
     release_operand(&B);
     PyBuffer_Release(&ov);
@@ -1186,7 +1218,6 @@ static int64_t mono_ns(void)
    job points to outlive every use.  A helper counts itself in `takers` before it reads `posted` and the
    caller clears `posted` before it reads `takers` (both sequentially consistent): either the caller sees the
    helper and waits, or the helper sees the job withdrawn and leaves it. */
-typedef void (*chunk_fn)(void *ctx, int64_t k);
 static int64_t g_spinners, g_owner, g_posted, g_takers, g_nparts;
 static int64_t *g_counter;
 static chunk_fn g_fn;
