@@ -1204,6 +1204,12 @@ static int64_t mono_ns(void)
 #else
 #define SPIN_PAUSE() ((void)0)
 #endif
+#if defined(_WIN32)
+#define YIELD_CPU() SwitchToThread()
+#else
+#include <sched.h>
+#define YIELD_CPU() sched_yield()
+#endif
 #if defined(_MSC_VER) && !defined(__clang__)
 #define LOAD64(p) (*(volatile long long *)(p))
 #else
@@ -1260,7 +1266,12 @@ static void claim_run(chunk_fn fn, void *ctx, int64_t *counter, int64_t nparts, 
     claim_loop(fn, ctx, counter, nparts);
     if (posted) {
         ATOM_STORE(&g_posted, 0);
-        while (ATOM_LOAD(&g_takers) > 0) SPIN_PAUSE();
+        /* a helper finishing its last chunk; one descheduled (a competitor started) may be queued on this
+           very core: yield to it now and then instead of only pausing */
+        for (unsigned spins = 1; ATOM_LOAD(&g_takers) > 0; spins++) {
+            if (spins % 256 == 0) YIELD_CPU();
+            else SPIN_PAUSE();
+        }
         ATOM_STORE(&g_owner, 0);
     }
 }
