@@ -411,6 +411,10 @@ SPEC = {
   "sum_f32_claim": (["buf", "int", "buf", "buf"], lambda: [B(4), 16, B(8, 1), B(8, 4)]),
   "sum_rows_f32_claim": (["buf", "int", "int", "buf", "int", "buf"], lambda: [B(4), 8, 8, B(4, 8), 2, B(8, 1)]),
   "lut16": (["buf", "buf", "buf", "int", "int"], lambda: [B(2), B(2, 65536), B(2), 0, 64]),
+  # the pool's polling wait: ns from the small pool (a valid one is at most 99 ns there; above 1e9 is refused)
+  "spin_wait": (["buf", "int", "small"], lambda: [B(8, 1), 0, 1000]),
+  "spinners": ([], lambda: []),
+  "spin_reset": ([], lambda: []),
 }
 names = sorted(n for n in dir(k) if callable(getattr(k, n)))
 missing = set(names) - set(SPEC) - {"set_simd", "set_avx512"}
