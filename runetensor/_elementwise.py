@@ -713,17 +713,8 @@ def clip(t: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 
 
 # ---------------------------------------------------------------------------
-# NaN-ignoring maximum/minimum, angle units, select (composites of the above)
+# NaN-ignoring maximum/minimum (contract ops), angle units, select (composites)
 # ---------------------------------------------------------------------------
-def _nan_ignoring(op: str, t1: Any, t2: Any, fname: str) -> Tensor:
-    """``op`` (maximum/minimum) where neither is NaN, the other operand where one is NaN."""
-    r = binary_op(op, t1, t2, fname)
-    if not r._dtype.is_inexact:
-        return r
-    r = where(isnan(t1), t2, r)
-    return where(isnan(t2), t1, r)
-
-
 def fmax(t1: Any, t2: Any) -> Tensor:
     """Element-wise maximum that ignores NaN: NaN only where both operands are NaN.
 
@@ -740,7 +731,7 @@ def fmax(t1: Any, t2: Any) -> Tensor:
     >>> print(rt.fmax(rt.create(rt.float64, [3], [1., nan, nan]), rt.create(rt.float64, [3], [2., 3., nan])))
     [2, 3, nan]
     """
-    return _nan_ignoring("maximum", t1, t2, "fmax")
+    return binary_op("fmax", t1, t2, "fmax")  # the contract's op (NumPy's fmax; its derivative skips the NaN)
 
 
 def fmin(t1: Any, t2: Any) -> Tensor:
@@ -759,7 +750,7 @@ def fmin(t1: Any, t2: Any) -> Tensor:
     >>> print(rt.fmin(rt.create(rt.float64, [3], [1., nan, nan]), rt.create(rt.float64, [3], [2., 3., nan])))
     [1, 3, nan]
     """
-    return _nan_ignoring("minimum", t1, t2, "fmin")
+    return binary_op("fmin", t1, t2, "fmin")
 
 
 def _angle_scale(t: Any, factor: float, fname: str) -> Tensor:

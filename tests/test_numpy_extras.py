@@ -1,4 +1,5 @@
-"""The NumPy functions built as composites of existing primitives: ``logaddexp2 fmax fmin sinc deg2rad
+"""The NumPy functions users reach for (composites of primitives; ``fmax``/``fmin`` the contract's ops):
+``logaddexp2 fmax fmin sinc deg2rad
 rad2deg nan_to_num angle column_stack rot90 atleast_1d/2d/3d select append`` and ``cross``'s
 ``axisa/axisb/axisc``.
 
