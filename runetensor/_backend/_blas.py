@@ -22,12 +22,9 @@ By default (``RUNETENSOR_BLAS_THREADING=blocks``) runetensor's own products (:fu
   shapes, never on the thread count or the load, so the result is the same bits with any
   number of threads, busy or free.
 
-The price, measured on a quiet 2-core machine against NumPy's call on OpenBLAS's two threads (the
-``auto`` policy while free): float32 1024**3 12.8 ms against 12.5, 512**3 1.56 ms against 1.92,
-128x784x256 0.42 ms against 0.38; the MLP benchmark rows ``mlp_step`` 1.25-1.27 ms against 0.96-1.00,
-``mlp_jit_step`` 0.88-0.89 against 0.68-0.70, ``mlp_jit_train_step`` 1.01-1.02 against 0.92-0.94 (a
-block on runetensor's pool waits for a helper thread to wake, tens of microseconds, where OpenBLAS's
-threads spin).
+Measured on a quiet 2-core machine against NumPy's call on OpenBLAS's two threads (the ``auto``
+policy while free): float32 1024**3 12.8 ms against 12.5, 512**3 1.56 ms against 1.92, 128x784x256
+0.42 ms against 0.38; the MLP training step (benchmark ``mlp_step``) 1.24 ms against 1.52-1.74.
 
 ``RUNETENSOR_BLAS_THREADING=auto`` (read once, at the first large product) hands products to the
 BLAS's own threads while the cores are free (other processes take at most half a core of this
