@@ -268,9 +268,7 @@ def test_long_blocks_are_threaded_even_on_a_busy_machine(monkeypatch):
 @pytest.mark.blas_own_threads
 @pytest.mark.parametrize("busy", [False, True])
 def test_products_use_the_blas_threads_only_while_the_cores_are_free(monkeypatch, busy):
-    """``RUNETENSOR_BLAS_THREADING=auto``: the BLAS's own threads while the cores are free, the blocks when busy."""
     seen = _record_blas_threads(monkeypatch)
-    monkeypatch.setattr(_blas, "_policy", ["auto"])
     monkeypatch.setattr(_blas, "_machine_busy", lambda: busy)
     rng = np.random.default_rng(5)
     a = rng.standard_normal((128, 784)).astype(np.float32)

@@ -1,15 +1,20 @@
-"""Threads of runetensor's matrix products: one BLAS thread per block of a shape-only split, on runetensor's pool.
+"""Threads of runetensor's matrix products: the BLAS's own when the cores are free, else one BLAS thread + blocks.
 
 NumPy's OpenBLAS runs a GEMM above about 64**3 multiply-adds on all its threads,
 and its threads spin while they wait for each other.  With other work on the
 cores (a CPU-bound process, another library's threads in this process) a spinning
-thread holds a core its peer needs, and a small GEMM can take 10-100x longer.  And
-OpenBLAS's threaded GEMM rounds some shapes differently from its one-thread GEMM (float32
-128x784 @ 784x256: its two threads split k), so a product's last bits would follow the BLAS's
-thread count, and, with a policy that switches on the load, the machine's load.
+thread holds a core its peer needs, and a small GEMM can take 10-100x longer.
 
-By default (``RUNETENSOR_BLAS_THREADING=blocks``) runetensor's own products (:func:`matmul`,
-:func:`matmul_into`) run the BLAS with one thread and do their own splitting:
+While the cores are free (other processes take at most half a core of this process's cores, read
+from ``/proc/stat`` every 50 ms; elsewhere the load average at most runetensor's thread count + 0.5:
+:func:`._parallel._machine_busy`) and runetensor is not single-threaded, a product is NumPy's call as is: the BLAS's own
+threads are the fastest there (float32 128x784x256: 0.30 ms on OpenBLAS's two threads,
+0.54 ms on one, 0.60 ms in two blocks on runetensor's pool, whose Python threads take
+tens of microseconds to wake; 1024**3: 11 ms against 24 ms in blocks), and its last bits
+follow the BLAS's thread count, as NumPy's do.  While the cores are busy, or with
+``rt.set_num_threads(1)`` and in single-threaded Dask workers,
+runetensor's own products (:func:`matmul`, :func:`matmul_into`) run the BLAS
+with one thread and do their own splitting:
 
 - below :data:`SPLIT_MNK` multiply-adds a product is one BLAS call on the calling
   thread (below OpenBLAS's own threading thresholds it is NumPy's call as is);
@@ -19,20 +24,9 @@ By default (``RUNETENSOR_BLAS_THREADING=blocks``) runetensor's own products (:fu
   (:mod:`._parallel`: its workers block instead of spinning, and it stays serial
   while the cores are busy, unless the blocks are long:
   :data:`BUSY_OK_MNK`).  The blocks depend only on the
-  shapes, never on the thread count or the load, so the result is the same bits with any
-  number of threads, busy or free.
-
-Measured on a quiet 2-core machine against NumPy's call on OpenBLAS's two threads (the ``auto``
-policy while free): float32 1024**3 12.8 ms against 12.5, 512**3 1.56 ms against 1.92, 128x784x256
-0.42 ms against 0.38; the MLP training step (benchmark ``mlp_step``) 1.24 ms against 1.52-1.74.
-
-``RUNETENSOR_BLAS_THREADING=auto`` (read once, at the first large product) hands products to the
-BLAS's own threads while the cores are free (other processes take at most half a core of this
-process's cores, read from ``/proc/stat`` every 50 ms; elsewhere the load average at most
-runetensor's thread count + 0.5: :func:`._parallel._machine_busy`) and runetensor is not
-single-threaded, and takes the blocks while they are busy: sometimes faster, but a product's bits
-then depend on the load.  ``RUNETENSOR_BLAS_THREADING=numpy`` leaves every product to NumPy's call
-and the BLAS's own threads.
+  shapes, never on the thread count, so the result is the same bits with any
+  number of threads (NumPy's own ``np.matmul`` is not: OpenBLAS's threaded GEMM
+  can round differently from its single-threaded one).
 
 The BLAS thread count is process-wide in OpenBLAS (``openblas_set_num_threads``
 and its ``_local`` variant both set one global in a pthreads build), so it is
@@ -40,8 +34,12 @@ lowered to 1 only for the duration of runetensor's calls and restored after the
 last concurrent one ends (a counter under a lock).  The user's own NumPy calls
 keep the user's setting, except one made in another thread during such a window,
 which runs single-threaded.  Where no OpenBLAS with these entry points is found
-(MKL, Accelerate, a NumPy without BLAS), products are NumPy's calls as they were and the BLAS
-picks its own threads.
+(MKL, Accelerate, a NumPy without BLAS), or with the environment variable
+``RUNETENSOR_BLAS_THREADING=numpy`` (read once, at the first large product), products are
+NumPy's calls as they were and the BLAS picks its own threads.  ``RUNETENSOR_BLAS_THREADING=blocks``
+takes the one-BLAS-thread, shape-only path even while the cores are free: slower there on mid-size
+products, but a product's bits then never depend on the load or on any thread count (OpenBLAS's own
+two-thread GEMM rounds some shapes differently from its one-thread GEMM).
 """
 from __future__ import annotations
 
@@ -136,18 +134,18 @@ _policy: list[str] = []
 
 
 def policy() -> str:
-    """``RUNETENSOR_BLAS_THREADING`` (read once): ``"blocks"`` (the default), ``"auto"`` or ``"numpy"``; another
+    """``RUNETENSOR_BLAS_THREADING`` (read once): ``"auto"`` (the default), ``"numpy"`` or ``"blocks"``; another
     value is ignored with one ``RuntimeWarning``.
 
     >>> policy() in _POLICIES
     True
     """
     if not _policy:
-        v = os.environ.get("RUNETENSOR_BLAS_THREADING", "").strip().lower() or "blocks"
+        v = os.environ.get("RUNETENSOR_BLAS_THREADING", "").strip().lower() or "auto"
         if v not in _POLICIES:
-            warnings.warn(f"RUNETENSOR_BLAS_THREADING={v!r} is not one of {', '.join(_POLICIES)}; using 'blocks'",
+            warnings.warn(f"RUNETENSOR_BLAS_THREADING={v!r} is not one of {', '.join(_POLICIES)}; using 'auto'",
                           RuntimeWarning, stacklevel=2)
-            v = "blocks"
+            v = "auto"
         _policy.append(v)
     return _policy[0]
 
@@ -345,8 +343,8 @@ def _own_threads() -> bool:
     """Whether products are left to the BLAS's own threads: while the cores are free, and never where
     runetensor runs single-threaded (``rt.set_num_threads(1)``, a single-threaded Dask worker: there every
     product takes the shape-only path, so a data-parallel run gives the same bits on any number of
-    workers, busy or not), and only with ``RUNETENSOR_BLAS_THREADING=auto``."""
-    return policy() == "auto" and not _machine_busy() and get_num_threads() > 1
+    workers, busy or not), nor with ``RUNETENSOR_BLAS_THREADING=blocks``."""
+    return not _machine_busy() and get_num_threads() > 1 and policy() != "blocks"
 
 
 def _batch(a: np.ndarray, b: np.ndarray) -> int:
